@@ -1,0 +1,60 @@
+// swift-tools-version: 6.1
+// AsyncURLSession: URLSession's model, async/await first, on libcurl.
+// The core (CurlEngine + AsyncURLSession) depends on Foundation and libcurl only.
+// SwiftNIO and friends are used by the loopback test server and the CLI only.
+import PackageDescription
+
+let package = Package(
+    name: "AsyncURLSession",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "AsyncURLSession", targets: ["AsyncURLSession"]),
+        .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
+        .executable(name: "fetch", targets: ["fetch"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // libcurl, found through pkg-config; the shim wraps the variadic C calls.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        // The only module that imports CCurl: engine thread, handles, transfers.
+        .target(name: "CurlEngine", dependencies: ["CCurl"]),
+        // The public async core.
+        .target(name: "AsyncURLSession", dependencies: ["CurlEngine"]),
+        // Real HTTP/1.1 (+ TLS, HTTP/2) server for tests, the CLI demo and benchmarks.
+        .target(
+            name: "LoopbackServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The main job: a curl-like CLI on the library.
+        .executableTarget(
+            name: "fetch",
+            dependencies: [
+                "AsyncURLSession",
+                "LoopbackServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine"]),
+        .testTarget(name: "AsyncURLSessionTests", dependencies: ["AsyncURLSession", "LoopbackServer"]),
+        .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer"]),
+    ]
+)

@@ -1,0 +1,95 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns a `URLRequest` plus the session's configuration into what the engine
+/// sends, refusing anything unsafe before a byte leaves the process.
+///
+/// Why here and not in libcurl: libcurl checks neither header names nor CR/LF
+/// in values (`"X-A: 1\r\nX-Injected: yes"` goes out as two headers,
+/// LIBCURL-NOTES §7), and it would follow schemes we do not support.
+enum RequestPreparation {
+    /// URLRequest's default `timeoutInterval`; any other value is the caller's.
+    static let defaultRequestTimeout: TimeInterval = 60
+
+    static func transferRequest(
+        for request: URLRequest, configuration: SessionConfiguration
+    ) -> Result<TransferRequest, URLError> {
+        guard let url = request.url else {
+            return .failure(URLError.make(.badURL, url: nil, reason: "The request has no URL."))
+        }
+        let urlString = url.absoluteString
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return .failure(URLError.make(
+                .unsupportedURL, url: urlString,
+                reason: "Only http and https URLs are supported, not '\(url.scheme ?? "")'."))
+        }
+        guard let host = url.host, !host.isEmpty else {
+            return .failure(URLError.make(.badURL, url: urlString, reason: "The URL has no host."))
+        }
+        let method = request.httpMethod ?? "GET"
+        guard HeaderValidation.isToken(method) else {
+            return .failure(URLError.make(
+                .badURL, url: urlString,
+                reason: "The HTTP method '\(method.debugDescription)' is not a valid token (RFC 9110 §9.1)."))
+        }
+
+        var headers: [(name: String, value: String)] = []
+        var acceptEncoding: String? = ""
+        var hasUserAgent = false
+        let body = request.httpBody
+        if request.httpBodyStream != nil {
+            return .failure(URLError.make(
+                .requestBodyStreamExhausted, url: urlString,
+                reason: "httpBodyStream is not supported by data tasks yet; set httpBody instead."))
+        }
+
+        // Request headers first, then configuration headers the request lacks.
+        let requestFields = request.allHTTPHeaderFields ?? [:]
+        var seen = Set<String>()
+        var fields: [(String, String)] = requestFields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+        for (name, _) in fields { seen.insert(name.lowercased()) }
+        for (name, value) in configuration.httpAdditionalHeaders.sorted(by: { $0.key < $1.key })
+        where !seen.contains(name.lowercased()) {
+            fields.append((name, value))
+        }
+
+        for (name, value) in fields {
+            if let problem = HeaderValidation.problem(name: name, value: value) {
+                return .failure(URLError.make(.badURL, url: urlString, reason: problem))
+            }
+            switch name.lowercased() {
+            case "accept-encoding":
+                // libcurl sends this value and decodes what it names.
+                acceptEncoding = value
+                continue
+            case "content-length", "transfer-encoding":
+                // Derived from the body by libcurl; a second copy would make
+                // the request ambiguous (request smuggling).
+                if body != nil { continue }
+            case "user-agent":
+                hasUserAgent = true
+            default:
+                break
+            }
+            headers.append((name: name, value: value))
+        }
+        if !hasUserAgent {
+            headers.append((name: "User-Agent", value: "AsyncURLSession"))
+        }
+
+        let idle = request.timeoutInterval != defaultRequestTimeout
+            ? request.timeoutInterval : configuration.timeoutIntervalForRequest
+        return .success(TransferRequest(
+            url: urlString,
+            method: method,
+            headers: headers,
+            body: body.map { .data($0) } ?? .none,
+            idleTimeout: idle,
+            resourceTimeout: configuration.timeoutIntervalForResource,
+            trustRootsPEM: configuration.tlsTrustRootsPEM,
+            acceptEncoding: acceptEncoding))
+    }
+}

@@ -1,0 +1,59 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+enum ResponseConversion {
+    /// Builds Foundation's response from the engine's head. Repeated fields are
+    /// joined with ", " as HTTPURLResponse does (RFC 9110 §5.3).
+    static func httpResponse(_ head: ResponseHead, url: URL) -> HTTPURLResponse? {
+        var fields: [String: String] = [:]
+        var canonicalNames: [String: String] = [:]
+        for field in head.headers {
+            let key = field.name.lowercased()
+            if let name = canonicalNames[key] {
+                fields[name] = fields[name, default: ""] + ", " + field.value
+            } else {
+                canonicalNames[key] = field.name
+                fields[field.name] = field.value
+            }
+        }
+        return HTTPURLResponse(url: url, statusCode: head.statusCode, httpVersion: head.httpVersion, headerFields: fields)
+    }
+
+    static func taskMetrics(
+        _ metrics: TransferMetrics, request: URLRequest, response: HTTPURLResponse?, taskStart: Date
+    ) -> TaskMetrics {
+        let start = metrics.fetchStart
+        func date(_ offset: Double?) -> Date? { offset.map { start.addingTimeInterval($0) } }
+        let end = start.addingTimeInterval(metrics.total)
+        let transaction = TransactionMetrics(
+            request: request,
+            response: response,
+            fetchStartDate: start,
+            domainLookupStartDate: metrics.domainLookup == nil ? nil : start,
+            domainLookupEndDate: date(metrics.domainLookup),
+            connectStartDate: metrics.connect == nil ? nil : date(metrics.domainLookup) ?? start,
+            connectEndDate: date(metrics.connect),
+            secureConnectionStartDate: metrics.secureConnection == nil ? nil : date(metrics.connect),
+            secureConnectionEndDate: date(metrics.secureConnection),
+            requestStartDate: date(metrics.requestStart),
+            responseStartDate: date(metrics.firstByte),
+            responseEndDate: metrics.total > 0 ? end : nil,
+            networkProtocolName: metrics.httpVersion,
+            isReusedConnection: metrics.reusedConnection,
+            remoteAddress: metrics.remoteAddress,
+            remotePort: metrics.remotePort,
+            localAddress: metrics.localAddress,
+            localPort: metrics.localPort,
+            countOfRequestHeaderBytesSent: metrics.requestHeaderBytes,
+            countOfRequestBodyBytesSent: metrics.requestBodyBytes,
+            countOfResponseHeaderBytesReceived: metrics.responseHeaderBytes,
+            countOfResponseBodyBytesReceived: metrics.responseBodyBytes)
+        return TaskMetrics(
+            taskInterval: DateInterval(start: min(taskStart, start), end: max(Date(), end)),
+            redirectCount: 0,
+            transactionMetrics: [transaction])
+    }
+}

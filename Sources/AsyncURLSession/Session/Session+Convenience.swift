@@ -1,0 +1,42 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension Session {
+    /// Loads the whole body into memory, as `URLSession.data(for:)`.
+    /// Bodies larger than `configuration.maximumCollectedBodySize` fail with
+    /// `URLError(.dataLengthExceedsMaximum)`. Cancelling the calling Swift task
+    /// cancels the transfer.
+    public nonisolated func data(for request: URLRequest) async throws -> (Data, URLResponse) {
+        let task = dataTask(with: request)
+        task.core.useCollectingConsumer()
+        task.resume()
+        let (data, response) = try await task.core.collect()
+        return (data, response)
+    }
+
+    public nonisolated func data(from url: URL) async throws -> (Data, URLResponse) {
+        try await data(for: URLRequest(url: url))
+    }
+
+    /// The response as soon as its head arrives, and the body as a sequence
+    /// of bytes, as `URLSession.bytes(for:)`. The transfer is paced by the
+    /// iteration: it pauses while nobody reads.
+    public nonisolated func bytes(for request: URLRequest) async throws -> (AsyncBytes, URLResponse) {
+        let task = dataTask(with: request)
+        task.resume()
+        while let event = try await task.core.nextEvent() {
+            if case .response(let response) = event {
+                return (AsyncBytes(task: task), response)
+            }
+        }
+        throw URLError(.badServerResponse, userInfo: [
+            NSLocalizedDescriptionKey: "The transfer ended without a response.",
+        ])
+    }
+
+    public nonisolated func bytes(from url: URL) async throws -> (AsyncBytes, URLResponse) {
+        try await bytes(for: URLRequest(url: url))
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a `Session` behaves, as `URLSessionConfiguration` does, but as a value:
+/// a session copies its configuration when it is created, so changing this
+/// value afterwards changes nothing in that session.
+public struct SessionConfiguration: Sendable {
+    /// Persistent storage (cookies, cache, credentials as they arrive).
+    public static var `default`: SessionConfiguration { SessionConfiguration(kind: .default) }
+    /// Nothing written to disk; storage lives and dies with the session.
+    public static var ephemeral: SessionConfiguration { SessionConfiguration(kind: .ephemeral) }
+
+    public enum Kind: Sendable, Equatable {
+        case `default`
+        case ephemeral
+    }
+
+    public let kind: Kind
+
+    /// Headers added to every request that does not set them itself.
+    public var httpAdditionalHeaders: [String: String] = [:]
+
+    /// Seconds a transfer may go without sending or receiving a byte before
+    /// it fails with `URLError(.timedOut)`. A request's own `timeoutInterval`
+    /// wins when it differs from URLRequest's default (60 s).
+    public var timeoutIntervalForRequest: TimeInterval = 60
+
+    /// Seconds a whole transfer may take, pauses included, before it fails
+    /// with `URLError(.timedOut)`. Default: 7 days, as URLSession.
+    public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 60 * 60
+
+    /// Connections open at once to one host (HTTP/1.1); further requests wait
+    /// for a free connection. HTTP/2 multiplexes on one connection instead.
+    public var httpMaximumConnectionsPerHost: Int = 6
+
+    /// PEM certificates trusted INSTEAD of the system's bundle, for private
+    /// CAs and test servers. Verification stays on: hosts must still match.
+    public var tlsTrustRootsPEM: Data?
+
+    /// The largest body `data(for:)` collects in memory before it fails with
+    /// `URLError(.dataLengthExceedsMaximum)`. Stream `events` or use `bytes(for:)`
+    /// for bigger bodies.
+    public var maximumCollectedBodySize: Int = 1 << 30
+
+    /// Body bytes buffered for a consumer that does not keep up before the
+    /// transfer pauses (and below which it resumes). Memory per task is
+    /// bounded by the high mark plus one 16 KiB chunk (more on HTTP/2, where a
+    /// paused stream's window is buffered by libcurl: up to 32 MiB).
+    public var streamBufferHighWatermark: Int = 1 << 20
+    public var streamBufferLowWatermark: Int = 64 << 10
+
+    public init(kind: Kind = .default) {
+        self.kind = kind
+    }
+}

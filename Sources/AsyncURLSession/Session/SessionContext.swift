@@ -1,0 +1,102 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// What a session's tasks share: the engine session (connection pool), the
+/// configuration copy, and the table of live tasks. Tasks hold it strongly,
+/// so a session's pool lives as long as the session or any of its tasks.
+///
+/// Why a lock and not the actor: the table is touched on every task start and
+/// completion, from the engine thread; an actor hop per completion would put a
+/// task switch on the hot path for nothing.
+final class SessionContext: Sendable {
+    let engineID: EngineSessionID
+    let configuration: SessionConfiguration
+    let isShared: Bool
+    private let table = Mutex(TaskTable())
+
+    struct TaskTable: ~Copyable {
+        var nextIdentifier = 1
+        var live: [Int: TaskCore] = [:]
+        var invalidation: Invalidation = .none
+    }
+
+    enum Invalidation {
+        case none
+        /// No new tasks; close the pool when the last live task completes.
+        case afterRunningTasks
+        case done
+    }
+
+    init(configuration: SessionConfiguration, isShared: Bool) {
+        self.configuration = configuration
+        self.isShared = isShared
+        engineID = CurlEngine.shared.makeSessionID()
+        CurlEngine.shared.openSession(
+            engineID,
+            options: EngineSessionOptions(maximumConnectionsPerHost: max(0, configuration.httpMaximumConnectionsPerHost)))
+    }
+
+    deinit {
+        CurlEngine.shared.closeSession(engineID)
+    }
+
+    /// A new task identifier, or nil when the session no longer takes tasks.
+    func register(_ makeCore: (Int) -> TaskCore) -> TaskCore? {
+        table.withLock { table -> TaskCore? in
+            guard case .none = table.invalidation else { return nil }
+            let identifier = table.nextIdentifier
+            table.nextIdentifier += 1
+            let core = makeCore(identifier)
+            table.live[identifier] = core
+            return core
+        }
+    }
+
+    func nextRefusedIdentifier() -> Int {
+        table.withLock { table in
+            defer { table.nextIdentifier += 1 }
+            return table.nextIdentifier
+        }
+    }
+
+    func unregister(_ identifier: Int) {
+        let closeNow = table.withLock { table -> Bool in
+            table.live[identifier] = nil
+            if case .afterRunningTasks = table.invalidation, table.live.isEmpty {
+                table.invalidation = .done
+                return true
+            }
+            return false
+        }
+        if closeNow { CurlEngine.shared.closeSession(engineID) }
+    }
+
+    var liveTasks: [TaskCore] {
+        table.withLock { Array($0.live.values) }
+    }
+
+    func finishTasksAndInvalidate() {
+        guard !isShared else { return }
+        let closeNow = table.withLock { table -> Bool in
+            guard case .none = table.invalidation else { return false }
+            table.invalidation = table.live.isEmpty ? .done : .afterRunningTasks
+            return table.live.isEmpty
+        }
+        if closeNow { CurlEngine.shared.closeSession(engineID) }
+    }
+
+    func invalidateAndCancel() {
+        guard !isShared else { return }
+        let cores = table.withLock { table -> [TaskCore] in
+            if case .done = table.invalidation { return [] }
+            table.invalidation = table.live.isEmpty ? .done : .afterRunningTasks
+            return Array(table.live.values)
+        }
+        for core in cores { core.cancel() }
+        if cores.isEmpty { CurlEngine.shared.closeSession(engineID) }
+    }
+}

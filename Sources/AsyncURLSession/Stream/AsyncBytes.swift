@@ -1,0 +1,43 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A response body as an asynchronous sequence of bytes, as
+/// `URLSession.AsyncBytes`. Iterate it once.
+public struct AsyncBytes: AsyncSequence, Sendable {
+    public typealias Element = UInt8
+    public typealias Failure = any Error
+
+    /// The task that produces the bytes (for its response, metrics, cancel()).
+    public let task: SessionTask
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(task: task)
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let task: SessionTask
+        private var chunk = Data()
+        private var index = 0
+
+        init(task: SessionTask) {
+            self.task = task
+        }
+
+        public mutating func next() async throws -> UInt8? {
+            if index < chunk.count {
+                defer { index += 1 }
+                return chunk[chunk.startIndex + index]
+            }
+            while let event = try await task.core.nextEvent() {
+                if case .data(let data) = event, !data.isEmpty {
+                    chunk = data
+                    index = 1
+                    return data[data.startIndex]
+                }
+            }
+            return nil
+        }
+    }
+}

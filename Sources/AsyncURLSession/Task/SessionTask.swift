@@ -1,0 +1,86 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One request for one resource, as `URLSessionTask`: it starts suspended,
+/// `resume()` starts it, and `events` tells what happens to it.
+///
+/// ```swift
+/// let task = session.dataTask(with: url)
+/// task.resume()
+/// for try await event in task.events {
+///     switch event {
+///     case .response(let response): print(response.statusCode)
+///     case .data(let chunk): body.append(chunk)
+///     default: break
+///     }
+/// }
+/// ```
+///
+/// `events` has one consumer: iterate it from one place. Pulling is what moves
+/// the body: a consumer that stops pulling pauses the transfer once about
+/// `streamBufferHighWatermark` bytes wait for it. Cancelling the Swift task
+/// that iterates cancels the transfer. When the last reference to an
+/// unfinished task (and to its `events`) goes away, the transfer is cancelled.
+public final class SessionTask: Sendable {
+    let core: TaskCore
+
+    init(core: TaskCore) {
+        self.core = core
+    }
+
+    deinit {
+        // Nobody can observe this task any more: don't keep a paused transfer
+        // (or a never-started one) around.
+        if core.state != .completed { core.cancel() }
+    }
+
+    /// Unique among the tasks of its session.
+    public var taskIdentifier: Int { core.identifier }
+    public var originalRequest: URLRequest? { core.originalRequest }
+    /// The request being sent now (differs from `originalRequest` after redirects).
+    public var currentRequest: URLRequest? { core.originalRequest }
+    public var response: URLResponse? { core.response }
+    /// Set once the task failed (a `URLError`); nil while running or on success.
+    public var error: (any Error)? { core.error }
+    public var state: TaskState { core.state }
+    public var countOfBytesReceived: Int64 { core.countOfBytesReceived }
+    /// From Content-Length; -1 when unknown.
+    public var countOfBytesExpectedToReceive: Int64 { core.countOfBytesExpectedToReceive }
+    public var countOfBytesSent: Int64 { core.countOfBytesSent }
+    public var countOfBytesExpectedToSend: Int64 { core.countOfBytesExpectedToSend }
+    /// Body progress (received bytes of the expected length).
+    public var progress: Progress { core.progress }
+    /// The metrics of a finished task.
+    public var metrics: TaskMetrics? { core.metrics }
+
+    /// 0...1, as URLSessionTask; accepted and kept, not used for scheduling.
+    public var priority: Float {
+        get { core.priority }
+        set { core.priority = newValue }
+    }
+
+    public var taskDescription: String? {
+        get { core.taskDescription }
+        set { core.taskDescription = newValue }
+    }
+
+    /// Starts the task, or continues a suspended one.
+    public func resume() { core.resume() }
+
+    /// Pauses the transfer in both directions until `resume()`. A suspended
+    /// task does not time out for idleness; the resource timeout still runs.
+    public func suspend() { core.suspend() }
+
+    /// Ends the task with `URLError(.cancelled)`. Bytes not yet consumed are dropped.
+    public func cancel() { core.cancel() }
+
+    /// The task's lifecycle as events; finishes after the last one, or throws
+    /// the task's error. See the type's documentation for the rules.
+    public var events: AsyncThrowingStream<TaskEvent, any Error> {
+        // The closure keeps the task (and so the transfer) alive while someone
+        // holds the stream, even after the caller dropped the task itself.
+        AsyncThrowingStream(unfolding: { [self] in try await self.core.nextEvent() })
+    }
+}

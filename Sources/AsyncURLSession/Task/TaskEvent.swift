@@ -1,0 +1,28 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What happens to a task, in the order SPEC §3 gives, as `task.events`
+/// yields it. The stream finishes after the last event, or throws the task's
+/// error (a `URLError`).
+///
+/// New kinds of event are added as the library grows (redirect and challenge
+/// decisions, upload and download progress, the downloaded file): switch with
+/// a `default:` case.
+public enum TaskEvent: Sendable {
+    /// The final response head (never a 1xx). Comes once, before any `data`.
+    case response(HTTPURLResponse)
+    /// The next piece of the body, in order; the pieces concatenate to the body.
+    case data(Data)
+    /// Timings and sizes of the task, just before the stream ends.
+    case metrics(TaskMetrics)
+}
+
+extension TaskEvent {
+    /// Bytes this event holds in the stream's buffer (its weight for backpressure).
+    var bufferedByteCount: Int {
+        if case .data(let data) = self { return data.count }
+        return 0
+    }
+}

@@ -1,0 +1,276 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The state machine of one task: lifecycle, the consumer's buffer and
+/// backpressure, counters. A value type with explicit transitions; it holds no
+/// continuations and performs no side effects. Its owner (`TaskCore`) keeps it
+/// behind a lock, applies a transition, and carries out the returned action
+/// after releasing the lock.
+///
+/// Two kinds of consumer:
+/// - `.events`: `task.events` pulls one event at a time. Body bytes above the
+///   high watermark pause the transfer; draining below the low one resumes it.
+/// - `.collect`: `data(for:)` wants the whole body once. Bytes are appended to
+///   one buffer and nothing wakes the consumer until the end (one wake-up per
+///   request instead of one per chunk).
+struct TaskPipeline {
+    enum Consumer: Equatable {
+        case events
+        case collect(limit: Int)
+    }
+
+    private enum Lifecycle: Equatable {
+        case created
+        case running
+        case suspended
+        case canceling
+        /// The transfer is over; `end` holds how. Events may still be queued.
+        case finished
+    }
+
+    let highWatermark: Int
+    let lowWatermark: Int
+    private(set) var consumer: Consumer = .events
+
+    private var lifecycle: Lifecycle = .created
+    private var queue = EventQueue()
+    /// How the task ended, once it has.
+    private(set) var end: Result<Void, URLError>?
+    /// Whether the end has been handed to the consumer (stream finished).
+    private var endDelivered = false
+    /// The consumer is parked waiting for the next event.
+    private var consumerWaiting = false
+    /// The engine was told to stop delivering body bytes.
+    private(set) var receivePaused = false
+
+    private(set) var response: HTTPURLResponse?
+    private(set) var metrics: TaskMetrics?
+    private(set) var bytesReceived: Int64 = 0
+    private(set) var bytesSent: Int64 = 0
+    private(set) var bytesExpectedToSend: Int64 = 0
+    private(set) var collectedBody = Data()
+
+    init(highWatermark: Int, lowWatermark: Int) {
+        self.highWatermark = max(1, highWatermark)
+        self.lowWatermark = min(max(0, lowWatermark), self.highWatermark)
+    }
+
+    var state: TaskState {
+        switch lifecycle {
+        case .created, .suspended: return .suspended
+        case .running: return .running
+        case .canceling: return .canceling
+        case .finished: return .completed
+        }
+    }
+
+    var error: URLError? {
+        if case .failure(let error) = end { return error }
+        return nil
+    }
+
+    var bytesExpectedToReceive: Int64 {
+        response?.expectedContentLength ?? -1
+    }
+
+    // MARK: - Control transitions
+
+    enum ResumeAction: Equatable {
+        case startTransfer
+        case resumeTransfer
+        case none
+    }
+
+    mutating func resume() -> ResumeAction {
+        switch lifecycle {
+        case .created:
+            lifecycle = .running
+            return .startTransfer
+        case .suspended:
+            lifecycle = .running
+            return .resumeTransfer
+        case .running, .canceling, .finished:
+            return .none
+        }
+    }
+
+    enum SuspendAction: Equatable {
+        case suspendTransfer
+        case none
+    }
+
+    mutating func suspend() -> SuspendAction {
+        guard lifecycle == .running else { return .none }
+        lifecycle = .suspended
+        return .suspendTransfer
+    }
+
+    enum CancelAction {
+        /// Ask the engine to stop; it reports the end as usual.
+        case cancelTransfer
+        /// Never started: the task ends here, with this error.
+        case finishWithoutTransfer(EndAction)
+        case none
+    }
+
+    mutating func cancel(error: URLError) -> CancelAction {
+        switch lifecycle {
+        case .created:
+            return .finishWithoutTransfer(finish(error: error, metrics: nil))
+        case .running, .suspended:
+            lifecycle = .canceling
+            // Bytes not yet consumed are dropped: cancel takes effect at once
+            // even while the body arrives at full speed.
+            queue.removeAll()
+            collectedBody = Data()
+            return .cancelTransfer
+        case .canceling, .finished:
+            return .none
+        }
+    }
+
+    /// The consumer asked for the collected body instead of events (before start).
+    mutating func collectBody(limit: Int) {
+        precondition(lifecycle == .created, "a task's consumer is chosen before it starts")
+        consumer = .collect(limit: limit)
+    }
+
+    // MARK: - Engine transitions
+
+    enum DeliveryAction {
+        /// Hand this event to the parked consumer.
+        case wakeConsumer(TaskEvent)
+        case none
+    }
+
+    mutating func receivedResponse(_ response: HTTPURLResponse) -> DeliveryAction {
+        guard lifecycle != .canceling, lifecycle != .finished else { return .none }
+        self.response = response
+        if case .collect = consumer { return .none }
+        return enqueue(.response(response))
+    }
+
+    enum BodyAction {
+        /// Take the bytes; maybe wake the consumer with them.
+        case accept(DeliveryAction)
+        /// Do not take the bytes: the engine pauses and hands them again later.
+        case pause
+        /// Stop the transfer with this error.
+        case abort(URLError)
+    }
+
+    /// Body bytes for an events consumer. `makeChunk` copies them out of
+    /// libcurl's buffer; it runs only when the bytes are taken.
+    mutating func receivedBody(count: Int, makeChunk: () -> Data) -> BodyAction {
+        switch lifecycle {
+        case .canceling:
+            return .abort(URLError(.cancelled))
+        case .finished:
+            return .abort(URLError(.cancelled))
+        case .created, .running, .suspended:
+            break
+        }
+        if queue.bufferedBytes >= highWatermark {
+            receivePaused = true
+            return .pause
+        }
+        bytesReceived += Int64(count)
+        return .accept(enqueue(.data(makeChunk())))
+    }
+
+    /// Body bytes for a collecting consumer, appended by `append`.
+    mutating func receivedBodyToCollect(count: Int, append: (inout Data) -> Void) -> BodyAction {
+        guard case .collect(let limit) = consumer else { preconditionFailure("not collecting") }
+        guard lifecycle != .canceling, lifecycle != .finished else { return .abort(URLError(.cancelled)) }
+        if collectedBody.count + count > limit {
+            return .abort(URLError(
+                .dataLengthExceedsMaximum,
+                userInfo: [NSLocalizedDescriptionKey:
+                    "The response body exceeds maximumCollectedBodySize (\(limit) bytes); "
+                    + "use task.events or bytes(for:) to stream it."]))
+        }
+        if collectedBody.isEmpty, let expected = response?.expectedContentLength, expected > 0,
+            expected <= Int64(limit)
+        {
+            collectedBody.reserveCapacity(Int(expected))
+        }
+        append(&collectedBody)
+        bytesReceived += Int64(count)
+        return .accept(.none)
+    }
+
+    mutating func sentBody(totalBytesSent: Int64, totalBytesExpected: Int64) {
+        bytesSent = totalBytesSent
+        bytesExpectedToSend = totalBytesExpected
+    }
+
+    enum EndAction {
+        /// Wake the parked events consumer with this event (the metrics).
+        case wakeConsumer(TaskEvent)
+        /// Wake the parked events consumer: the stream ends, or throws this error.
+        case endStream(URLError?)
+        /// Hand the collected body (or the error) to the collecting consumer.
+        case completeCollect
+        case none
+    }
+
+    mutating func finish(error: URLError?, metrics: TaskMetrics?) -> EndAction {
+        guard lifecycle != .finished else { return .none }
+        lifecycle = .finished
+        end = error.map { .failure($0) } ?? .success(())
+        self.metrics = metrics
+        if case .collect = consumer { return .completeCollect }
+        if let metrics, case .wakeConsumer(let event) = enqueue(.metrics(metrics)) {
+            return .wakeConsumer(event)
+        }
+        if consumerWaiting && queue.isEmpty {
+            consumerWaiting = false
+            endDelivered = true
+            return .endStream(error)
+        }
+        return .none
+    }
+
+    // MARK: - Consumer transitions
+
+    enum NextAction {
+        case deliver(TaskEvent, resumeReceiving: Bool)
+        case finishStream
+        case failStream(URLError)
+        case wait
+    }
+
+    mutating func next() -> NextAction {
+        if let event = queue.popFirst() {
+            var resumeReceiving = false
+            if receivePaused && queue.bufferedBytes <= lowWatermark && lifecycle != .finished {
+                receivePaused = false
+                resumeReceiving = true
+            }
+            return .deliver(event, resumeReceiving: resumeReceiving)
+        }
+        if let end {
+            endDelivered = true
+            switch end {
+            case .success: return .finishStream
+            case .failure(let error): return .failStream(error)
+            }
+        }
+        consumerWaiting = true
+        return .wait
+    }
+
+    /// The end, for a consumer that already had it once (a second iteration).
+    var isStreamOver: Bool { endDelivered }
+
+    private mutating func enqueue(_ event: TaskEvent) -> DeliveryAction {
+        if consumerWaiting && queue.isEmpty {
+            consumerWaiting = false
+            return .wakeConsumer(event)
+        }
+        queue.append(event)
+        return .none
+    }
+}

@@ -1,0 +1,7 @@
+/// A task's state, as `URLSessionTask.State`.
+public enum TaskState: Sendable, Equatable {
+    case running
+    case suspended
+    case canceling
+    case completed
+}

@@ -1,0 +1,117 @@
+internal import CCurl
+import Foundation
+
+/// Turns a failed libcurl transfer into the `URLError` URLSession users expect.
+///
+/// Why a table of our own: libcurl's codes are coarser (60 covers every
+/// certificate problem) and finer (5/6/7 for what URLSession calls one thing) than
+/// URLError's. The extra facts (OS errno, TLS verify result, whether a response
+/// had started) refine the code the way the notes in LIBCURL-NOTES.md §15 describe.
+struct CurlFailure {
+    var code: CURLcode
+    /// CURLINFO_OS_ERRNO.
+    var osErrno: Int
+    /// CURLINFO_SSL_VERIFYRESULT (an OpenSSL X509_V_* value).
+    var verifyResult: Int
+    /// Whether a response head had been received before the failure.
+    var receivedResponse: Bool
+    /// Whether a connection to the server had been made.
+    var connected: Bool = false
+    /// libcurl's error buffer, or its generic text for the code.
+    var message: String
+    var url: String
+
+    func urlError() -> URLError {
+        let code = Self.urlErrorCode(
+            for: code, osErrno: osErrno, verifyResult: verifyResult, receivedResponse: receivedResponse,
+            connected: connected)
+        return URLError.make(code, url: url, reason: "\(message) (libcurl error \(self.code.rawValue))")
+    }
+
+    static func urlErrorCode(
+        for code: CURLcode, osErrno: Int, verifyResult: Int, receivedResponse: Bool, connected: Bool = false
+    ) -> URLError.Code {
+        switch code {
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            // After a connection, this is libcurl refusing an HTTP/0.9 reply
+            // (bytes that are not an HTTP response); before, a scheme it lacks.
+            return connected ? .badServerResponse : .unsupportedURL
+        case CURLE_URL_MALFORMAT:
+            return .badURL
+        case CURLE_COULDNT_RESOLVE_PROXY, CURLE_COULDNT_RESOLVE_HOST:
+            return .cannotFindHost
+        case CURLE_COULDNT_CONNECT:
+            return osErrno == Int(ETIMEDOUT) ? .timedOut : .cannotConnectToHost
+        case CURLE_WEIRD_SERVER_REPLY:
+            return .badServerResponse
+        case CURLE_HTTP2, CURLE_HTTP2_STREAM:
+            return receivedResponse ? .networkConnectionLost : .badServerResponse
+        case CURLE_GOT_NOTHING:
+            // The server closed without a byte of response: URLSession's
+            // "network connection was lost" on Apple platforms.
+            return .networkConnectionLost
+        case CURLE_PARTIAL_FILE, CURLE_SEND_ERROR, CURLE_RECV_ERROR:
+            return .networkConnectionLost
+        case CURLE_WRITE_ERROR:
+            return .unknown
+        case CURLE_READ_ERROR, CURLE_SEND_FAIL_REWIND:
+            return .requestBodyStreamExhausted
+        case CURLE_OPERATION_TIMEDOUT:
+            return .timedOut
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ENGINE_NOTFOUND,
+            CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_SHUTDOWN_FAILED, CURLE_SSL_ENGINE_INITFAILED,
+            CURLE_SSL_CRL_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_USE_SSL_FAILED:
+            return .secureConnectionFailed
+        case CURLE_SSL_CACERT_BADFILE:
+            return .secureConnectionFailed
+        case CURLE_PEER_FAILED_VERIFICATION:
+            return certificateErrorCode(verifyResult: verifyResult)
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return .serverCertificateUntrusted
+        case CURLE_SSL_CLIENTCERT:
+            return .clientCertificateRequired
+        case CURLE_ABORTED_BY_CALLBACK:
+            return .cancelled
+        case CURLE_TOO_MANY_REDIRECTS:
+            return .httpTooManyRedirects
+        case CURLE_BAD_CONTENT_ENCODING:
+            return .cannotDecodeContentData
+        case CURLE_FILESIZE_EXCEEDED:
+            return .dataLengthExceedsMaximum
+        case CURLE_PROXY:
+            return .cannotConnectToHost
+        case CURLE_OUT_OF_MEMORY:
+            return .cannotLoadFromNetwork
+        case CURLE_RANGE_ERROR, CURLE_BAD_DOWNLOAD_RESUME:
+            return .cannotParseResponse
+        case CURLE_LOGIN_DENIED, CURLE_AUTH_ERROR:
+            return .userAuthenticationRequired
+        case CURLE_REMOTE_ACCESS_DENIED:
+            return .noPermissionsToReadFile
+        default:
+            return .unknown
+        }
+    }
+
+    /// OpenSSL X509_V_ERR_* values (x509_vfy.h): 9 not yet valid, 10 expired,
+    /// 18-21 self-signed / unknown issuer chains.
+    static func certificateErrorCode(verifyResult: Int) -> URLError.Code {
+        switch verifyResult {
+        case 9: return .serverCertificateNotYetValid
+        case 10: return .serverCertificateHasBadDate
+        case 18, 19, 20, 21: return .serverCertificateHasUnknownRoot
+        default: return .serverCertificateUntrusted
+        }
+    }
+}
+
+extension URLError {
+    /// A URLError that names the URL and says what went wrong.
+    package static func make(_ code: URLError.Code, url: String?, reason: String) -> URLError {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: reason]
+        if let url, let parsed = URL(string: url) {
+            info[NSURLErrorFailingURLErrorKey] = parsed
+        }
+        return URLError(code, userInfo: info)
+    }
+}

@@ -1,0 +1,110 @@
+internal import CCurl
+import Glibc
+
+/// One engine session: a multi handle (the connection pool of one core
+/// session), a share handle for TLS session resumption and DNS, the session's
+/// transfers and its recycled easy handles. Engine thread only.
+final class MultiSession {
+    let id: EngineSessionID
+    /// The high 32 bits of this session's epoll tags.
+    let tag: UInt32
+    let raw: UnsafeMutableRawPointer
+    let share: UnsafeMutableRawPointer?
+    let epollFD: Int32
+    /// When libcurl wants `socket_action(TIMEOUT)`, in monotonic nanoseconds.
+    var timerDeadline: UInt64?
+    var transfers: [TransferID: Transfer] = [:]
+    private var idleHandles: [EasyHandle] = []
+    private static let maximumIdleHandles = 256
+
+    init?(id: EngineSessionID, tag: UInt32, epollFD: Int32, options: EngineSessionOptions) {
+        guard let multi = curl_multi_init() else { return nil }
+        self.id = id
+        self.tag = tag
+        self.raw = multi
+        self.epollFD = epollFD
+        // A share handle is the only way to resume TLS sessions across the easy
+        // handles of one session (LIBCURL-NOTES §1). Everything runs on the
+        // engine thread, so it needs no lock callbacks.
+        let share = curl_share_init()
+        if let share {
+            _ = ccurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
+            _ = ccurl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue))
+        }
+        self.share = share
+
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = ccurl_multi_setopt_socket_function(multi, multiSocketCallback)
+        _ = ccurl_multi_setopt_pointer(multi, CURLMOPT_SOCKETDATA, me)
+        _ = ccurl_multi_setopt_timer_function(multi, multiTimerCallback)
+        _ = ccurl_multi_setopt_pointer(multi, CURLMOPT_TIMERDATA, me)
+        if options.maximumConnectionsPerHost > 0 {
+            _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.maximumConnectionsPerHost)
+        }
+    }
+
+    /// Frees the handles. Transfers must have been removed already.
+    func close() {
+        idleHandles.removeAll()
+        curl_multi_cleanup(raw)
+        if let share { curl_share_cleanup(share) }
+    }
+
+    func takeEasyHandle() -> EasyHandle? {
+        idleHandles.popLast() ?? EasyHandle()
+    }
+
+    func recycle(_ handle: EasyHandle) {
+        guard idleHandles.count < Self.maximumIdleHandles else { return }
+        handle.reset()
+        idleHandles.append(handle)
+    }
+
+    func epollTag(for socket: Int32) -> UInt64 {
+        UInt64(tag) << 32 | UInt64(UInt32(bitPattern: socket))
+    }
+
+    // MARK: Callback bodies
+
+    fileprivate func watch(socket: Int32, what: Int32, registered: UnsafeMutableRawPointer?) {
+        if what == Int32(CURL_POLL_REMOVE) {
+            // ENOENT/EBADF are fine: libcurl may have closed the socket already.
+            _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_DEL, socket, 0, 0)
+            curl_multi_assign(raw, socket, nil)
+            return
+        }
+        var events: UInt32 = 0
+        if what & Int32(CURL_POLL_IN) != 0 { events |= EPOLLIN.rawValue }
+        if what & Int32(CURL_POLL_OUT) != 0 { events |= EPOLLOUT.rawValue }
+        // Level-triggered on purpose: edge-triggered is an open TODO in libcurl.
+        let operation = registered == nil ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        if ccurl_epoll_ctl(epollFD, operation, socket, events, epollTag(for: socket)) != 0 {
+            // The fd may have been recycled behind our back: try the other verb.
+            let retry = operation == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD
+            _ = ccurl_epoll_ctl(epollFD, retry, socket, events, epollTag(for: socket))
+        }
+        // Any non-nil marker says "registered"; no allocation per socket.
+        curl_multi_assign(raw, socket, UnsafeMutableRawPointer(bitPattern: 1))
+    }
+
+    fileprivate func setTimer(milliseconds: Int) {
+        if milliseconds < 0 {
+            timerDeadline = nil
+        } else {
+            timerDeadline = ccurl_monotonic_nanoseconds() + UInt64(milliseconds) * 1_000_000
+        }
+    }
+}
+
+// Trampolines: userp is the unretained MultiSession, alive until curl_multi_cleanup.
+private let multiSocketCallback: ccurl_socket_callback = { _, socket, what, userp, socketp in
+    let session = Unmanaged<MultiSession>.fromOpaque(userp!).takeUnretainedValue()
+    session.watch(socket: socket, what: what, registered: socketp)
+    return 0
+}
+
+private let multiTimerCallback: ccurl_timer_callback = { _, milliseconds, userp in
+    let session = Unmanaged<MultiSession>.fromOpaque(userp!).takeUnretainedValue()
+    session.setTimer(milliseconds: milliseconds)
+    return 0
+}

@@ -1,0 +1,12 @@
+import Foundation
+
+/// What other threads ask of the engine thread.
+enum EngineCommand: Sendable {
+    case openSession(EngineSessionID, EngineSessionOptions)
+    case closeSession(EngineSessionID)
+    case start(TransferID, EngineSessionID, TransferRequest, any TransferDelegate)
+    case suspend(TransferID, EngineSessionID)
+    case resume(TransferID, EngineSessionID)
+    case resumeReceiving(TransferID, EngineSessionID)
+    case cancel(TransferID, EngineSessionID, URLError)
+}

@@ -1,0 +1,264 @@
+internal import CCurl
+import Foundation
+
+/// The engine thread's run loop, shaped like curl's ephiperfifo example:
+/// one epoll set holds the eventfd of the command queue and the sockets of
+/// every session's multi handle; `curl_multi_socket_action` runs on readiness.
+///
+/// Timers: instead of a timerfd per multi, the loop keeps each multi's
+/// deadline and passes the earliest one to `epoll_wait` as its timeout. libcurl
+/// asks for millisecond timeouts, so this loses nothing and saves a syscall
+/// per re-arm. A deadline of "now" (libcurl's 0) is served in the same turn.
+final class EngineLoop {
+    private let commands: CommandQueue
+    private let epollFD: Int32
+    private var sessionsByID: [EngineSessionID: MultiSession] = [:]
+    private var sessionsByTag: [UInt32: MultiSession] = [:]
+    private var nextTag: UInt32 = 1
+    private var commandBatch: [EngineCommand] = []
+    /// Idle-timeout sweep: cheap enough at 4 Hz for 10,000 transfers.
+    private static let sweepInterval: UInt64 = 250_000_000
+    private var nextSweep: UInt64 = 0
+    private static let commandTag: UInt64 = 0
+
+    init(commands: CommandQueue) {
+        self.commands = commands
+        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        precondition(epollFD >= 0, "epoll_create1 failed: errno \(errno)")
+        let added = ccurl_epoll_ctl(epollFD, EPOLL_CTL_ADD, commands.eventFD, EPOLLIN.rawValue, Self.commandTag)
+        precondition(added == 0, "cannot watch the engine's eventfd: errno \(errno)")
+    }
+
+    func run() -> Never {
+        let capacity = 256
+        var datas = [UInt64](repeating: 0, count: capacity)
+        var events = [UInt32](repeating: 0, count: capacity)
+        while true {
+            let timeout = millisecondsUntilNextDeadline()
+            let count = datas.withUnsafeMutableBufferPointer { datas in
+                events.withUnsafeMutableBufferPointer { events in
+                    ccurl_epoll_wait(epollFD, datas.baseAddress, events.baseAddress, Int32(capacity), timeout)
+                }
+            }
+            if count > 0 {
+                for index in 0..<Int(count) {
+                    handleReadiness(tag: datas[index], events: events[index])
+                }
+            }
+            runCommands()
+            runDueTimers()
+            sweepIdleTransfers()
+        }
+    }
+
+    // MARK: Readiness
+
+    private func handleReadiness(tag: UInt64, events: UInt32) {
+        if tag == Self.commandTag {
+            return  // commands run once per turn, below
+        }
+        guard let session = sessionsByTag[UInt32(truncatingIfNeeded: tag >> 32)] else { return }
+        let socket = Int32(bitPattern: UInt32(truncatingIfNeeded: tag))
+        var mask: Int32 = 0
+        if events & EPOLLIN.rawValue != 0 { mask |= Int32(CURL_CSELECT_IN) }
+        if events & EPOLLOUT.rawValue != 0 { mask |= Int32(CURL_CSELECT_OUT) }
+        if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { mask |= Int32(CURL_CSELECT_ERR) }
+        var running: Int32 = 0
+        _ = curl_multi_socket_action(session.raw, socket, mask, &running)
+        finishCompletedTransfers(in: session)
+    }
+
+    // MARK: Timers
+
+    private func millisecondsUntilNextDeadline() -> Int32 {
+        var earliest: UInt64?
+        for session in sessionsByID.values {
+            if let deadline = session.timerDeadline, deadline < (earliest ?? .max) { earliest = deadline }
+            if !session.transfers.isEmpty, nextSweep < (earliest ?? .max) { earliest = nextSweep }
+        }
+        guard let earliest else { return -1 }
+        let now = ccurl_monotonic_nanoseconds()
+        if earliest <= now { return 0 }
+        let milliseconds = (earliest - now + 999_999) / 1_000_000
+        return Int32(min(milliseconds, 60_000))
+    }
+
+    private func runDueTimers() {
+        // libcurl may ask for "again, now" from inside socket_action; serve that
+        // a bounded number of times per turn so commands and sockets still run.
+        for _ in 0..<8 {
+            let now = ccurl_monotonic_nanoseconds()
+            var ranAny = false
+            for session in sessionsByID.values {
+                guard let deadline = session.timerDeadline, deadline <= now else { continue }
+                session.timerDeadline = nil
+                var running: Int32 = 0
+                _ = curl_multi_socket_action(session.raw, ccurl_socket_timeout, 0, &running)
+                finishCompletedTransfers(in: session)
+                ranAny = true
+            }
+            if !ranAny { return }
+        }
+    }
+
+    private func sweepIdleTransfers() {
+        let now = ccurl_monotonic_nanoseconds()
+        guard now >= nextSweep else { return }
+        nextSweep = now + Self.sweepInterval
+        for session in sessionsByID.values {
+            var expired: [Transfer] = []
+            for transfer in session.transfers.values where !transfer.isPaused {
+                let idle = transfer.request.idleTimeout
+                guard idle > 0, idle.isFinite else { continue }
+                if Double(now &- transfer.lastActivity) / 1e9 > idle { expired.append(transfer) }
+            }
+            for transfer in expired {
+                let seconds = transfer.request.idleTimeout
+                let error = URLError.make(
+                    .timedOut, url: transfer.request.url,
+                    reason: "No data was sent or received for \(seconds) seconds (timeoutIntervalForRequest).")
+                abort(transfer, in: session, error: error)
+            }
+        }
+    }
+
+    // MARK: Commands
+
+    private func runCommands() {
+        commands.drain(into: &commandBatch)
+        for command in commandBatch {
+            run(command)
+        }
+        commandBatch.removeAll(keepingCapacity: true)
+    }
+
+    private func run(_ command: EngineCommand) {
+        switch command {
+        case .openSession(let id, let options):
+            openSession(id, options: options)
+        case .closeSession(let id):
+            closeSession(id)
+        case .start(let id, let sessionID, let request, let delegate):
+            start(id, in: sessionID, request: request, delegate: delegate)
+        case .suspend(let id, let sessionID):
+            guard let (session, transfer) = lookup(id, sessionID) else { return }
+            transfer.suspended = true
+            transfer.everPaused = true
+            // Fails with 43 before the connection exists; the callbacks then
+            // pause at their first call because `suspended` is set.
+            _ = curl_easy_pause(transfer.easy.raw, ccurl_pause_all)
+            _ = session
+        case .resume(let id, let sessionID):
+            guard let (_, transfer) = lookup(id, sessionID), transfer.suspended else { return }
+            transfer.suspended = false
+            transfer.lastActivity = ccurl_monotonic_nanoseconds()
+            if !transfer.receivePaused { _ = curl_easy_pause(transfer.easy.raw, ccurl_pause_cont) }
+        case .resumeReceiving(let id, let sessionID):
+            guard let (_, transfer) = lookup(id, sessionID), transfer.receivePaused else { return }
+            transfer.receivePaused = false
+            transfer.lastActivity = ccurl_monotonic_nanoseconds()
+            // Synchronous: buffered bytes are delivered inside this call, and
+            // the write callback may pause again. libcurl then sets its timer
+            // to 0, which the loop serves this turn.
+            if !transfer.suspended { _ = curl_easy_pause(transfer.easy.raw, ccurl_pause_cont) }
+        case .cancel(let id, let sessionID, let error):
+            guard let (session, transfer) = lookup(id, sessionID) else { return }
+            abort(transfer, in: session, error: error)
+        }
+    }
+
+    private func lookup(_ id: TransferID, _ sessionID: EngineSessionID) -> (MultiSession, Transfer)? {
+        guard let session = sessionsByID[sessionID], let transfer = session.transfers[id] else { return nil }
+        return (session, transfer)
+    }
+
+    private func openSession(_ id: EngineSessionID, options: EngineSessionOptions) {
+        guard sessionsByID[id] == nil else { return }
+        let tag = nextTag
+        nextTag &+= 1
+        guard let session = MultiSession(id: id, tag: tag, epollFD: epollFD, options: options) else { return }
+        sessionsByID[id] = session
+        sessionsByTag[tag] = session
+    }
+
+    private func closeSession(_ id: EngineSessionID) {
+        guard let session = sessionsByID[id] else { return }
+        for transfer in Array(session.transfers.values) {
+            abort(transfer, in: session, error: URLError.make(
+                .cancelled, url: transfer.request.url, reason: "The session was invalidated."))
+        }
+        sessionsByID[id] = nil
+        sessionsByTag[session.tag] = nil
+        session.close()
+    }
+
+    private func start(
+        _ id: TransferID, in sessionID: EngineSessionID, request: TransferRequest, delegate: any TransferDelegate
+    ) {
+        let failEarly = { (code: URLError.Code, reason: String) in
+            delegate.transferDidComplete(TransferOutcome(
+                error: URLError.make(code, url: request.url, reason: reason),
+                metrics: .empty(fetchStart: Date())))
+        }
+        guard let session = sessionsByID[sessionID] else {
+            return failEarly(.cancelled, "The session was invalidated before the transfer started.")
+        }
+        guard let easy = session.takeEasyHandle() else {
+            return failEarly(.cannotLoadFromNetwork, "libcurl could not create a transfer handle (out of memory).")
+        }
+        let transfer = Transfer(id: id, easy: easy, request: request, delegate: delegate)
+        if let error = transfer.configure(share: session.share) {
+            delegate.transferDidComplete(TransferOutcome(error: error, metrics: .empty(fetchStart: Date())))
+            return
+        }
+        session.transfers[id] = transfer
+        let added = curl_multi_add_handle(session.raw, easy.raw)
+        if added != CURLM_OK {
+            session.transfers[id] = nil
+            let reason = String(cString: curl_multi_strerror(added))
+            failEarly(.cannotLoadFromNetwork, "libcurl could not start the transfer: \(reason)")
+        }
+    }
+
+    // MARK: Completion
+
+    private func finishCompletedTransfers(in session: MultiSession) {
+        var easy: UnsafeMutableRawPointer?
+        var code = CURLE_OK
+        while ccurl_multi_next_done(session.raw, &easy, &code) == 1 {
+            var privateData: UnsafeMutableRawPointer?
+            guard let easy, ccurl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &privateData) == CURLE_OK,
+                let privateData
+            else { continue }
+            let transfer = Unmanaged<Transfer>.fromOpaque(privateData).takeUnretainedValue()
+            let outcome = transfer.outcome(code: code)
+            finish(transfer, in: session, outcome: outcome)
+        }
+    }
+
+    /// Stops a transfer that libcurl has not finished: cancel, idle timeout,
+    /// session closed.
+    private func abort(_ transfer: Transfer, in session: MultiSession, error: URLError) {
+        transfer.discarding = true
+        if transfer.isPaused {
+            // Unpausing with `discarding` set drains the paused buffer into the
+            // void before removal (workaround for curl #10971).
+            transfer.suspended = false
+            transfer.receivePaused = false
+            _ = curl_easy_pause(transfer.easy.raw, ccurl_pause_cont)
+        }
+        guard session.transfers[transfer.id] != nil else { return }  // finished meanwhile
+        var outcome = transfer.outcome(code: CURLE_ABORTED_BY_CALLBACK)
+        outcome.error = error
+        finish(transfer, in: session, outcome: outcome)
+    }
+
+    private func finish(_ transfer: Transfer, in session: MultiSession, outcome: TransferOutcome) {
+        _ = curl_multi_remove_handle(session.raw, transfer.easy.raw)
+        session.transfers[transfer.id] = nil
+        if !transfer.everPaused && !transfer.discarding {
+            session.recycle(transfer.easy)
+        }
+        transfer.delegate.transferDidComplete(outcome)
+    }
+}

@@ -1,0 +1,246 @@
+internal import CCurl
+import Foundation
+
+/// The engine-thread side of one transfer: the easy handle's configuration,
+/// libcurl's callbacks, and the flags the loop uses to pause, resume and
+/// cancel. Never leaves the engine thread.
+final class Transfer {
+    let id: TransferID
+    let easy: EasyHandle
+    let delegate: any TransferDelegate
+    let request: TransferRequest
+    let fetchStart = Date()
+
+    /// Must outlive the transfer: libcurl keeps pointing at it.
+    var headerList = HeaderList()
+    var headParser = ResponseHeadParser()
+    var head: ResponseHead?
+    var bodyBytesDelivered: Int64 = 0
+    var uploadOffset = 0
+
+    /// `suspend()` from the user: both directions paused.
+    var suspended = false
+    /// The consumer's buffer is full: receiving paused until it drains.
+    var receivePaused = false
+    /// A transfer that was ever paused is never recycled: libcurl 7.88.1 can
+    /// keep a paused h2 stream's buffer and deliver it to the handle's next
+    /// transfer (curl #10971).
+    var everPaused = false
+    /// Set when cancelling: bytes libcurl still delivers are dropped.
+    var discarding = false
+    /// An error we caused from inside a callback (it surfaces as 23 or 42).
+    var abortError: URLError?
+    /// Monotonic nanoseconds of the last byte moved, for the idle timeout.
+    var lastActivity: UInt64
+
+    /// Largest response head we accept, against hostile servers.
+    static let maximumHeaderBytes = 256 * 1024
+
+    init(id: TransferID, easy: EasyHandle, request: TransferRequest, delegate: any TransferDelegate) {
+        self.id = id
+        self.easy = easy
+        self.request = request
+        self.delegate = delegate
+        self.lastActivity = ccurl_monotonic_nanoseconds()
+    }
+
+    var isPaused: Bool { suspended || receivePaused }
+
+    /// Applies every option this transfer needs to a freshly reset handle.
+    /// Returns a URLError when libcurl refuses an option or cannot allocate.
+    func configure(share: UnsafeMutableRawPointer?) -> URLError? {
+        let handle = easy
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        var failures: [CURLcode] = []
+        func check(_ code: CURLcode) { if code != CURLE_OK { failures.append(code) } }
+
+        check(handle.set(CURLOPT_PRIVATE, pointer: me))
+        check(handle.set(CURLOPT_URL, request.url))
+        check(handle.set(CURLOPT_NOSIGNAL, 1))
+        check(handle.set(CURLOPT_PROTOCOLS_STR, "http,https"))
+        check(handle.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        check(handle.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(handle.errorBuffer)))
+        // Redirects are decided by the core, one transfer per hop.
+        check(handle.set(CURLOPT_FOLLOWLOCATION, 0))
+        // Environment proxies are not read implicitly (libcurl would, silently).
+        check(handle.set(CURLOPT_PROXY, ""))
+        // Wait for a pending connection that may multiplex instead of opening
+        // one per request (LIBCURL-NOTES §4). Only TLS can negotiate h2 here (no
+        // h2c): on cleartext it would only make requests queue behind a busy
+        // HTTP/1.1 connection.
+        if request.url.lowercased().hasPrefix("https:") {
+            check(handle.set(CURLOPT_PIPEWAIT, 1))
+        }
+        // Removing a transfer that is still resolving must not block the engine
+        // thread on the resolver thread (LIBCURL-NOTES §1).
+        check(handle.set(CURLOPT_QUICK_EXIT, 1))
+        if let share { check(handle.set(CURLOPT_SHARE, pointer: share)) }
+
+        check(ccurl_easy_setopt_write_function(handle.raw, transferWriteCallback))
+        check(handle.set(CURLOPT_WRITEDATA, pointer: me))
+        check(ccurl_easy_setopt_header_function(handle.raw, transferHeaderCallback))
+        check(handle.set(CURLOPT_HEADERDATA, pointer: me))
+
+        if let encoding = request.acceptEncoding {
+            check(handle.set(CURLOPT_ACCEPT_ENCODING, encoding))
+        }
+        if request.resourceTimeout > 0, request.resourceTimeout.isFinite {
+            check(handle.set(CURLOPT_TIMEOUT_MS, Self.milliseconds(request.resourceTimeout)))
+        }
+        if request.idleTimeout > 0, request.idleTimeout.isFinite {
+            check(handle.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.idleTimeout)))
+        }
+        if let roots = request.trustRootsPEM {
+            check(handle.set(CURLOPT_CAINFO_BLOB, blob: roots))
+            check(handle.set(CURLOPT_CAPATH, nil as String?))
+        }
+
+        configureMethodAndBody(check)
+
+        var headersOK = true
+        for header in request.headers where headersOK {
+            headersOK = headerList.append(name: header.name, value: header.value)
+        }
+        // URLSession never sends Expect: 100-continue; libcurl would, and then
+        // wait up to a second for a 100 that many servers never send.
+        if !request.headers.contains(where: { $0.name.caseInsensitiveCompare("Expect") == .orderedSame }) {
+            headersOK = headersOK && headerList.suppress("Expect")
+        }
+        if !headersOK { failures.append(CURLE_OUT_OF_MEMORY) }
+        check(handle.set(CURLOPT_HTTPHEADER, pointer: headerList.raw.map { UnsafeMutableRawPointer($0) }))
+
+        guard let first = failures.first else { return nil }
+        let reason = String(cString: curl_easy_strerror(first))
+        return URLError.make(
+            first == CURLE_OUT_OF_MEMORY ? .cannotLoadFromNetwork : .unsupportedURL,
+            url: request.url,
+            reason: "libcurl refused the transfer's options: \(reason) (libcurl error \(first.rawValue))")
+    }
+
+    private func configureMethodAndBody(_ check: (CURLcode) -> Void) {
+        let handle = easy
+        let method = request.method
+        switch request.body {
+        case .none:
+            if method == "GET" {
+                check(handle.set(CURLOPT_HTTPGET, 1))
+            } else if method == "HEAD" {
+                // NOBODY, never CUSTOMREQUEST "HEAD": libcurl would wait for a body.
+                check(handle.set(CURLOPT_NOBODY, 1))
+            } else {
+                check(handle.set(CURLOPT_CUSTOMREQUEST, method))
+            }
+        case .data(let data):
+            // One path for every method with a body: POST mechanics with the
+            // method name replaced, and a read callback that can rewind.
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            check(handle.set(CURLOPT_POST, 1))
+            check(handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(data.count)))
+            check(ccurl_easy_setopt_read_function(handle.raw, transferReadCallback))
+            check(handle.set(CURLOPT_READDATA, pointer: me))
+            check(ccurl_easy_setopt_seek_function(handle.raw, transferSeekCallback))
+            check(handle.set(CURLOPT_SEEKDATA, pointer: me))
+            // 64 KiB (the default) roughly halves loopback upload throughput.
+            check(handle.set(CURLOPT_UPLOAD_BUFFERSIZE, 256 * 1024))
+            if method != "POST" { check(handle.set(CURLOPT_CUSTOMREQUEST, method)) }
+        }
+    }
+
+    private static func milliseconds(_ seconds: Double) -> Int {
+        let value = (seconds * 1000).rounded(.up)
+        return value >= Double(Int.max / 2) ? Int.max / 2 : max(1, Int(value))
+    }
+
+    // MARK: Callback bodies (engine thread, inside libcurl)
+
+    fileprivate func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
+        lastActivity = ccurl_monotonic_nanoseconds()
+        if discarding { return bytes.count }
+        guard let head = headParser.consume(bytes) else {
+            if headParser.byteCount > Self.maximumHeaderBytes {
+                abortError = URLError.make(
+                    .badServerResponse, url: request.url,
+                    reason: "The response header exceeds \(Self.maximumHeaderBytes) bytes.")
+                return 0
+            }
+            return bytes.count
+        }
+        self.head = head
+        delegate.transferDidReceiveHead(head)
+        return bytes.count
+    }
+
+    fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        lastActivity = ccurl_monotonic_nanoseconds()
+        if discarding { return bytes.count }
+        if suspended {
+            everPaused = true
+            return ccurl_writefunc_pause
+        }
+        switch delegate.transferDidReceiveBody(bytes) {
+        case .accepted:
+            bodyBytesDelivered += Int64(bytes.count)
+            return bytes.count
+        case .pause:
+            receivePaused = true
+            everPaused = true
+            return ccurl_writefunc_pause
+        case .abort(let error):
+            abortError = error
+            return 0
+        }
+    }
+
+    fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        lastActivity = ccurl_monotonic_nanoseconds()
+        if suspended {
+            everPaused = true
+            return ccurl_readfunc_pause
+        }
+        guard case .data(let data) = request.body else { return 0 }
+        let count = min(buffer.count, data.count - uploadOffset)
+        if count > 0 {
+            data.withUnsafeBytes { source in
+                buffer.baseAddress!.copyMemory(from: source.baseAddress! + uploadOffset, byteCount: count)
+            }
+            uploadOffset += count
+            delegate.transferDidSendBody(totalBytesSent: Int64(uploadOffset), totalBytesExpected: Int64(data.count))
+        }
+        return count
+    }
+
+    fileprivate func seekBody(to offset: Int64) -> Int32 {
+        guard case .data(let data) = request.body, offset >= 0, offset <= Int64(data.count) else {
+            return Int32(ccurl_seekfunc_cantseek)
+        }
+        uploadOffset = Int(offset)
+        return Int32(ccurl_seekfunc_ok)
+    }
+}
+
+// MARK: - C trampolines. They capture nothing; userdata is the unretained Transfer,
+// kept alive by its session's transfer table until after curl_multi_remove_handle.
+
+private let transferWriteCallback: ccurl_data_callback = { buffer, size, count, userdata in
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
+    let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
+    return transfer.receiveBody(bytes)
+}
+
+private let transferHeaderCallback: ccurl_data_callback = { buffer, size, count, userdata in
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
+    let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
+    return transfer.receiveHeader(bytes)
+}
+
+private let transferReadCallback: ccurl_data_callback = { buffer, size, count, userdata in
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
+    let destination = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
+    return transfer.sendBody(into: destination)
+}
+
+private let transferSeekCallback: ccurl_seek_callback = { userdata, offset, origin in
+    let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
+    guard origin == SEEK_SET else { return Int32(ccurl_seekfunc_cantseek) }
+    return transfer.seekBody(to: Int64(offset))
+}

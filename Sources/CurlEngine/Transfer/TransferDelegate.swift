@@ -1,0 +1,38 @@
+import Foundation
+
+/// What a transfer's body callback asks of the engine.
+package enum BodyVerdict: Sendable {
+    /// The bytes were taken.
+    case accepted
+    /// The bytes were NOT taken: pause receiving; libcurl hands the same bytes
+    /// again after `CurlEngine.resumeReceiving`.
+    case pause
+    /// Stop the transfer with this error (e.g. an in-memory body cap).
+    case abort(URLError)
+}
+
+/// The status line and header fields of a final (non-1xx) response.
+package struct ResponseHead: Sendable {
+    package var statusCode: Int
+    /// "HTTP/1.1", "HTTP/2", ...
+    package var httpVersion: String
+    package var headers: [(name: String, value: String)]
+}
+
+/// How a transfer ended.
+package struct TransferOutcome: Sendable {
+    package var error: URLError?
+    package var metrics: TransferMetrics
+}
+
+/// The core's side of a transfer. Every method is called on the engine thread,
+/// must return quickly, and must never call user code or block on a lock held
+/// across an `await`.
+package protocol TransferDelegate: AnyObject, Sendable {
+    func transferDidReceiveHead(_ head: ResponseHead)
+    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict
+    /// Upload progress: total body bytes handed to libcurl so far.
+    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64)
+    /// Called exactly once per started transfer, last.
+    func transferDidComplete(_ outcome: TransferOutcome)
+}

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Everything the engine needs to perform one HTTP exchange, already validated
+/// by the core (scheme, header names and values, method token).
+package struct TransferRequest: Sendable {
+    package enum Body: Sendable {
+        case none
+        case data(Data)
+    }
+
+    package var url: String
+    package var method: String
+    /// Header lines as they go on the wire, in order. An empty value is sent as
+    /// an empty header (libcurl's "Name;" form).
+    package var headers: [(name: String, value: String)]
+    package var body: Body
+    /// Seconds without any byte in either direction before the transfer fails
+    /// with `.timedOut` (URLSession's `timeoutIntervalForRequest`).
+    package var idleTimeout: Double
+    /// Whole-transfer limit (URLSession's `timeoutIntervalForResource`).
+    package var resourceTimeout: Double
+    /// PEM certificates trusted instead of the system bundle, if set.
+    package var trustRootsPEM: Data?
+    /// The value for Accept-Encoding that libcurl both sends and decodes;
+    /// "" means every encoding libcurl supports.
+    package var acceptEncoding: String?
+
+    package init(
+        url: String,
+        method: String,
+        headers: [(name: String, value: String)],
+        body: Body,
+        idleTimeout: Double,
+        resourceTimeout: Double,
+        trustRootsPEM: Data?,
+        acceptEncoding: String?
+    ) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.idleTimeout = idleTimeout
+        self.resourceTimeout = resourceTimeout
+        self.trustRootsPEM = trustRootsPEM
+        self.acceptEncoding = acceptEncoding
+    }
+
+    /// Bytes the body will send, or nil when unknown.
+    package var bodyLength: Int64? {
+        switch body {
+        case .none: return 0
+        case .data(let data): return Int64(data.count)
+        }
+    }
+}

@@ -1,0 +1,153 @@
+// LoopbackServer: a real HTTP server, in-process, on 127.0.0.1 only, for tests, the CLI demo
+// and benchmarks.
+//
+// Design note
+// - One MultiThreadedEventLoopGroup per server, owned by it and shut down by shutdown(), so a
+//   test's server never shares threads or state with another test's server.
+// - Each TCP connection gets an id (1, 2, ...) from ConnectionRegistry when it is accepted; the
+//   registry also keeps the open channels so shutdown() can close them.
+// - Plain TCP speaks HTTP/1.1. With TLS, ALPN picks HTTP/2 or HTTP/1.1 (PipelineSetup.swift,
+//   HTTP2Setup.swift). HTTP/2 streams are converted to HTTP/1 request/response parts by
+//   NIOHTTP2's HTTP2FramePayloadToHTTP1ServerCodec, so one RequestHandler and one Router serve
+//   both protocols.
+// - Routes never touch the channel: they turn a request into a ResponsePlan (plain data), and
+//   RequestHandler is the only writer. That keeps writability (backpressure), HEAD, keep-alive,
+//   timers and client disconnects in one place instead of in every route.
+// - Byte routes stream a deterministic pattern (PatternBody.swift) computed per piece, so a
+//   1 GiB body costs no memory and any misplaced byte is detectable by the client.
+// - Nothing is logged: a client that goes away just closes its channel.
+
+import Foundation
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+public final class LoopbackServer: Sendable {
+    /// Port the listener is bound to on 127.0.0.1 (chosen by the kernel).
+    public let port: Int
+    /// "http://127.0.0.1:PORT" or "https://127.0.0.1:PORT".
+    public let baseURL: URL
+    /// With TLS: the self-signed certificate (PEM) a client must trust; it is its own root.
+    public let certificatePEM: Data?
+
+    private let group: MultiThreadedEventLoopGroup
+    private let serverChannel: any Channel
+    private let registry: ConnectionRegistry
+    /// Set once shutdown has started; makes shutdown() idempotent and tells deinit what is left.
+    private let isShutDown = Mutex(false)
+
+    private init(
+        port: Int,
+        baseURL: URL,
+        certificatePEM: Data?,
+        group: MultiThreadedEventLoopGroup,
+        serverChannel: any Channel,
+        registry: ConnectionRegistry
+    ) {
+        self.port = port
+        self.baseURL = baseURL
+        self.certificatePEM = certificatePEM
+        self.group = group
+        self.serverChannel = serverChannel
+        self.registry = registry
+    }
+
+    /// Starts a server on 127.0.0.1 with an ephemeral port.
+    public static func start(_ options: Options = Options()) async throws -> LoopbackServer {
+        // The certificate is made before any thread is started, so a failure leaks nothing.
+        let tls = try options.tls ? TLSSetup(options: options) : nil
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let registry = ConnectionRegistry()
+        do {
+            let connectionSetup = PipelineSetup(tls: tls, registry: registry)
+            let channel = try await ServerBootstrap(group: group)
+                // Many tests open hundreds of connections at once; a short backlog would make
+                // the kernel drop SYNs and the clients retry after a second.
+                .serverChannelOption(.backlog, value: 4096)
+                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                .childChannelInitializer { channel in
+                    connectionSetup.configure(channel)
+                }
+                .bind(host: "127.0.0.1", port: 0)
+                .get()
+            guard let port = channel.localAddress?.port,
+                let baseURL = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)")
+            else {
+                try? await channel.close()
+                throw LoopbackServerError.noLocalAddress
+            }
+            return LoopbackServer(
+                port: port,
+                baseURL: baseURL,
+                certificatePEM: tls.map { Data($0.certificatePEM.utf8) },
+                group: group,
+                serverChannel: channel,
+                registry: registry
+            )
+        } catch {
+            try? await group.shutdownGracefully()
+            throw error
+        }
+    }
+
+    /// `baseURL` followed by `pathAndQuery`, e.g. `url("/bytes/10")` (a missing leading "/" is
+    /// added).
+    public func url(_ pathAndQuery: String) -> URL {
+        let suffix = pathAndQuery.hasPrefix("/") ? pathAndQuery : "/" + pathAndQuery
+        let base = baseURL.absoluteString
+        if let url = URL(string: base + suffix) {
+            return url
+        }
+        // Characters URL(string:) refuses (spaces, quotes...) get escaped rather than dropped.
+        if let escaped = suffix.addingPercentEncoding(withAllowedCharacters: .urlFragmentAllowed),
+            let url = URL(string: base + escaped)
+        {
+            return url
+        }
+        // Only a caller's bad literal gets here, never anything a network client sends.
+        preconditionFailure("LoopbackServer.url: cannot form a URL from \(pathAndQuery.debugDescription)")
+    }
+
+    /// TCP connections accepted so far (for connection-reuse tests).
+    public var acceptedConnections: Int {
+        registry.acceptedCount
+    }
+
+    /// Closes the listener and every open connection, then stops the server's thread.
+    /// Calling it again (or concurrently) returns at once.
+    public func shutdown() async throws {
+        let first = isShutDown.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        // Close the listener first so no connection slips in between the two steps; the
+        // registry refuses (closes) any connection that is still being set up.
+        try? await serverChannel.close()
+        let connections = registry.closeRegistration()
+        for connection in connections {
+            connection.close(promise: nil)
+        }
+        for connection in connections {
+            try? await connection.closeFuture.get()
+        }
+        try await group.shutdownGracefully()
+    }
+
+    deinit {
+        // A forgotten shutdown() must not crash nor block: stop the thread in the background;
+        // that also closes the listener and all connections.
+        let needsShutdown = isShutDown.withLock { !$0 }
+        if needsShutdown {
+            group.shutdownGracefully { _ in }
+        }
+    }
+}
+
+/// Errors thrown by `LoopbackServer.start`.
+public enum LoopbackServerError: Error, Sendable {
+    /// The listener has no local address (should not happen for a bound TCP socket).
+    case noLocalAddress
+}

@@ -1,0 +1,28 @@
+extension LoopbackServer {
+    /// How a server is started. Every field has a default, so `Options()` is plain HTTP/1.1.
+    public struct Options: Sendable {
+        /// Serve HTTPS with a certificate generated at start (see `certificatePEM`).
+        public var tls: Bool
+        /// With `tls`: offer "h2" and "http/1.1" through ALPN. Ignored without TLS: the server
+        /// never speaks cleartext HTTP/2 (no h2c, no prior knowledge).
+        public var http2: Bool
+        /// Which certificate to generate, for TLS failure tests.
+        public var certificate: CertificateKind
+
+        public init(tls: Bool = false, http2: Bool = true, certificate: CertificateKind = .valid) {
+            self.tls = tls
+            self.http2 = http2
+            self.certificate = certificate
+        }
+    }
+
+    /// The self-signed certificate a TLS server presents.
+    public enum CertificateKind: Sendable {
+        /// Valid from an hour ago for 30 days; SAN IP 127.0.0.1 and DNS localhost.
+        case valid
+        /// Valid from 60 days ago to 30 days ago; same names as `.valid`.
+        case expired
+        /// Currently valid, but its only SAN is DNS example.invalid, so verifying the host fails.
+        case wrongHost
+    }
+}

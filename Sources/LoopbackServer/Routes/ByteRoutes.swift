@@ -1,0 +1,74 @@
+import NIOCore
+import NIOHTTP1
+
+/// Routes that serve pattern bytes: /bytes, /chunked, /drip, /stall, /drop, /close-delimited.
+enum ByteRoutes {
+    /// A client-chosen chunk size is one buffer in memory; this keeps a typo from costing GiBs.
+    static let maximumPieceSize = 16 * 1024 * 1024
+
+    /// GET /bytes/N: N bytes with Content-Length, streamed.
+    static func bytes(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let count = try request.target.integerSegment(1, named: "N")
+        return .pattern(head(contentLength: count), PatternStream(count: count))
+    }
+
+    /// GET /chunked/N?chunk=K: N bytes, Transfer-Encoding: chunked, one chunk per K bytes.
+    static func chunked(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let count = try request.target.integerSegment(1, named: "N")
+        let chunk = try request.target.integer("chunk", default: 4096, in: 1...maximumPieceSize)
+        // No Content-Length: NIO's HTTP/1.1 encoder then frames the body as chunked, one chunk
+        // per write. Over HTTP/2 there is no chunking; DATA frames carry the pieces.
+        return .pattern(head(contentLength: nil), PatternStream(count: count, pieceSize: chunk))
+    }
+
+    /// GET /drip/N?chunk=K&interval=MS: Content-Length N, K bytes every MS milliseconds.
+    static func drip(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let count = try request.target.integerSegment(1, named: "N")
+        let chunk = try request.target.integer("chunk", default: 1, in: 1...maximumPieceSize)
+        let interval = try request.target.integer("interval", default: 100, in: 0...86_400_000)
+        return .pattern(
+            head(contentLength: count),
+            PatternStream(count: count, pieceSize: chunk, interval: .milliseconds(Int64(interval)))
+        )
+    }
+
+    /// GET /stall/N?after=K: Content-Length N, K bytes, then silence with the connection open.
+    static func stall(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let count = try request.target.integerSegment(1, named: "N")
+        let after = try request.target.integer("after", default: 0, in: 0...count)
+        return .pattern(head(contentLength: count), PatternStream(count: after, ending: .stall))
+    }
+
+    /// GET /drop/N?after=K: Content-Length N, K bytes (default N/2), then the connection is closed.
+    static func drop(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let count = try request.target.integerSegment(1, named: "N")
+        let after = try request.target.integer("after", default: count / 2, in: 0...count)
+        return .pattern(head(contentLength: count), PatternStream(count: after, ending: .close))
+    }
+
+    /// GET /close-delimited/N: N bytes whose end is the end of the connection.
+    static func closeDelimited(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let count = try request.target.integerSegment(1, named: "N")
+        switch request.transport {
+        case .http1:
+            // An HTTP/1.0 status line is what makes NIO's encoder send the body as is (no
+            // Content-Length, no chunking); the client then reads until the connection closes.
+            var head = head(contentLength: nil)
+            head.version = .http1_0
+            head.headers.add(name: "Connection", value: "close")
+            return .pattern(head, PatternStream(count: count, ending: .close))
+        case .http2:
+            // HTTP/2 has no close-delimited bodies: END_STREAM marks the end instead.
+            return .pattern(head(contentLength: nil), PatternStream(count: count))
+        }
+    }
+
+    static func head(status: HTTPResponseStatus = .ok, contentLength: Int?) -> HTTPResponseHead {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/octet-stream")
+        if let contentLength {
+            headers.add(name: "Content-Length", value: String(contentLength))
+        }
+        return HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// /status, /delay, /response-headers, /auth/basic and /headers/big.
+enum MiscRoutes {
+    /// ANY /status/CODE: that status with body "status CODE".
+    ///
+    /// 1xx codes cannot end an exchange: the 1xx is sent as an interim response (no body),
+    /// followed by a final 200 with body "status CODE". 101 would switch protocols: over
+    /// HTTP/1 only the 101 head is sent and the connection closed; over HTTP/2 (no 101 there)
+    /// the stream is reset. 204 and 304 have no body.
+    static func status(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let code = try request.target.integerSegment(1, named: "CODE", in: 100...599)
+        let status = HTTPResponseStatus(statusCode: code)
+        switch code {
+        case 101:
+            guard request.transport == .http1 else { return .reset }
+            return .headThenClose(HTTPResponseHead(version: .http1_1, status: status))
+        case 100..<200:
+            return .interim(HTTPResponseHead(version: .http1_1, status: status), then: .text(.ok, "status \(code)"))
+        case 204, 304:
+            return .fixed(HTTPResponseHead(version: .http1_1, status: status), body: ByteBuffer())
+        default:
+            return .text(status, "status \(code)")
+        }
+    }
+
+    /// GET /delay/MS: 200 "ok" after MS milliseconds.
+    static func delay(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let milliseconds = try request.target.integerSegment(1, named: "MS", in: 0...86_400_000)
+        return .delayed(.milliseconds(Int64(milliseconds)), .text(.ok, "ok"))
+    }
+
+    /// GET /response-headers?Name=Value&...: each query pair as a response header, in order.
+    static func responseHeaders(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        var headers = HTTPHeaders()
+        for (name, value) in request.target.query {
+            // Checked here so a bad name is a 400, not an encoder error that kills the connection.
+            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+                throw BadRequest(message: "\(name.debugDescription) is not a valid header name")
+            }
+            guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                throw BadRequest(message: "header values must not contain CR, LF or NUL")
+            }
+            headers.add(name: name, value: value)
+        }
+        return .text(.ok, "ok", headers: headers)
+    }
+
+    /// GET /auth/basic?user=U&password=P: 200 only with exactly those Basic credentials.
+    static func basicAuth(_ request: RequestInfo) -> ResponsePlan {
+        let user = request.target.value("user") ?? ""
+        let password = request.target.value("password") ?? ""
+        if let authorization = request.head.headers.first(name: "authorization"),
+            basicCredentials(authorization) == "\(user):\(password)"
+        {
+            return .text(.ok, "authenticated as \(user)")
+        }
+        var headers = HTTPHeaders()
+        headers.add(name: "WWW-Authenticate", value: "Basic realm=\"loopback\"")
+        return .text(.unauthorized, "authentication required", headers: headers)
+    }
+
+    /// Largest X-Big over HTTP/2. NIOHTTP2 cannot split a header block into CONTINUATION
+    /// frames, so the HPACK-encoded headers must fit one frame (16 KiB unless the client allows
+    /// more); 24 KiB of "a" encode to 15 KiB. A bigger request gets a 400 that says so instead
+    /// of a connection error that would also kill the other streams.
+    static let maximumBigHeaderOverHTTP2 = 24 * 1024
+
+    /// GET /headers/big?size=N: one header X-Big of N bytes of "a" (default 1024, at most 16 MiB;
+    /// over HTTP/2 at most `maximumBigHeaderOverHTTP2`).
+    static func bigHeader(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let limit = request.transport == .http2 ? maximumBigHeaderOverHTTP2 : 16 * 1024 * 1024
+        let size = try request.target.integer("size", default: 1024, in: 0...limit)
+        var headers = HTTPHeaders()
+        headers.add(name: "X-Big", value: String(repeating: "a", count: size))
+        return .text(.ok, "ok", headers: headers)
+    }
+
+    /// "user:password" from an Authorization header of scheme Basic (scheme case-insensitive).
+    private static func basicCredentials(_ authorization: String) -> String? {
+        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2, parts[0].lowercased() == "basic",
+            let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces))
+        else { return nil }
+        return String(bytes: decoded, encoding: .utf8)
+    }
+
+    /// RFC 9110 token characters.
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import NIOHTTP1
+
+/// What to do with a request once its head is known.
+enum Route {
+    /// Answer with this plan once the request has ended; its body (if any) is discarded.
+    case respond(ResponsePlan)
+    /// /echo: hash the body as it arrives, answer with JSON at its end.
+    case echo(EchoDigest)
+    /// /echo-body: collect the body, send it back at its end.
+    case echoBody(BodyCollector)
+}
+
+/// Maps a request head to its route. Every route accepts any method; HEAD gets the GET head
+/// without the body. Unknown paths get 404, malformed numbers or parameters 400.
+enum Router {
+    static func route(_ request: RequestInfo) -> Route {
+        do {
+            return try dispatch(request)
+        } catch {
+            return .respond(.text(.badRequest, "bad request: \(error.message)\n"))
+        }
+    }
+
+    private static func dispatch(_ request: RequestInfo) throws(BadRequest) -> Route {
+        let target = request.target
+        let segments = target.segments
+        switch (segments.first ?? "", segments.count) {
+        case ("bytes", 2):
+            return .respond(try ByteRoutes.bytes(request))
+        case ("chunked", 2):
+            return .respond(try ByteRoutes.chunked(request))
+        case ("drip", 2):
+            return .respond(try ByteRoutes.drip(request))
+        case ("stall", 2):
+            return .respond(try ByteRoutes.stall(request))
+        case ("stall-headers", 1):
+            return .respond(.never)
+        case ("drop", 2):
+            return .respond(try ByteRoutes.drop(request))
+        case ("close-delimited", 2):
+            return .respond(try ByteRoutes.closeDelimited(request))
+        case ("range", 2):
+            return .respond(try RangeRoute.respond(request))
+        case ("delay", 2):
+            return .respond(try MiscRoutes.delay(request))
+        case ("status", 2):
+            return .respond(try MiscRoutes.status(request))
+        case ("echo", 1):
+            return .echo(EchoDigest())
+        case ("echo-body", 1):
+            return .echoBody(BodyCollector())
+        case ("redirect", 2):
+            return .respond(try RedirectRoutes.redirect(request))
+        case ("redirect-to", 1):
+            return .respond(try RedirectRoutes.redirectTo(request))
+        case ("redirect-loop", 1):
+            return .respond(RedirectRoutes.loop())
+        case ("connection", 1):
+            return .respond(.text(.ok, "\(request.connectionID)"))
+        case ("response-headers", 1):
+            return .respond(try MiscRoutes.responseHeaders(request))
+        case ("auth", 2) where segments[1] == "basic":
+            return .respond(MiscRoutes.basicAuth(request))
+        case ("garbage", 1):
+            return .respond(request.transport == .http1 ? .garbage : .reset)
+        case ("headers", 2) where segments[1] == "big":
+            return .respond(try MiscRoutes.bigHeader(request))
+        default:
+            return .respond(.text(.notFound, "not found: \(target.path)\n"))
+        }
+    }
+}

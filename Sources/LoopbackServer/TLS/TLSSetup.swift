@@ -1,0 +1,29 @@
+import NIOCore
+import NIOSSL
+
+/// The server side of TLS: the generated certificate and the NIOSSL context that presents it.
+struct TLSSetup: Sendable {
+    let certificatePEM: String
+    let context: NIOSSLContext
+    /// Whether ALPN offers "h2" (then HTTP2Setup decides per connection).
+    let offersHTTP2: Bool
+
+    init(options: LoopbackServer.Options) throws {
+        let generated = try SelfSignedCertificate(kind: options.certificate)
+        let certificate = try NIOSSLCertificate(bytes: Array(generated.certificatePEM.utf8), format: .pem)
+        let key = try NIOSSLPrivateKey(bytes: Array(generated.privateKeyPEM.utf8), format: .pem)
+
+        var configuration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: [.certificate(certificate)],
+            privateKey: .privateKey(key)
+        )
+        configuration.applicationProtocols = options.http2 ? ["h2", "http/1.1"] : ["http/1.1"]
+        // NIOSSL waits this long for the client's close_notify when the server closes. Clients
+        // that just drop idle connections would otherwise hold shutdown() for the default 5 s.
+        configuration.shutdownTimeout = .milliseconds(200)
+
+        self.certificatePEM = generated.certificatePEM
+        self.context = try NIOSSLContext(configuration: configuration)
+        self.offersHTTP2 = options.http2
+    }
+}

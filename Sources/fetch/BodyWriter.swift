@@ -1,0 +1,58 @@
+import AsyncURLSession
+import Foundation
+
+/// Prints the status line and headers, then writes the body to standard
+/// output or a file, with a progress bar on standard error for files.
+struct BodyWriter {
+    let outputPath: String?
+    let silent: Bool
+
+    func write(_ task: SessionTask) async throws {
+        let sink = try openSink()
+        defer { if outputPath != nil { try? sink.close() } }
+        var progress = ProgressBar(label: outputPath.map { ($0 as NSString).lastPathComponent } ?? "body")
+        var received: Int64 = 0
+        var expected: Int64 = -1
+        for try await event in task.events {
+            switch event {
+            case .response(let response):
+                expected = response.expectedContentLength
+                if !silent { printHead(response) }
+            case .data(let chunk):
+                received += Int64(chunk.count)
+                do {
+                    try sink.write(contentsOf: chunk)
+                } catch {
+                    task.cancel()
+                    throw FetchError("cannot write the body to '\(outputPath ?? "stdout")': \(error.localizedDescription)")
+                }
+                if outputPath != nil && !silent { progress.update(received: received, expected: expected) }
+            default:
+                break
+            }
+        }
+        if outputPath != nil && !silent { progress.finish(received: received, expected: expected) }
+    }
+
+    private func openSink() throws -> FileHandle {
+        guard let outputPath else { return FileHandle.standardOutput }
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
+            let handle = FileHandle(forWritingAtPath: outputPath)
+        else {
+            throw FetchError("cannot create the output file '\(outputPath)' (check the folder exists and is writable)")
+        }
+        return handle
+    }
+
+    /// Status and headers go to standard output when the body goes to a file,
+    /// and to standard error when the body goes to standard output, so that
+    /// `fetch URL > file` saves exactly the body.
+    private func printHead(_ response: HTTPURLResponse) {
+        var text = "HTTP \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))\n"
+        for (name, value) in response.allHeaderFields.sorted(by: { "\($0.key)" < "\($1.key)" }) {
+            text += "\(name): \(value)\n"
+        }
+        let handle = outputPath == nil ? FileHandle.standardError : FileHandle.standardOutput
+        handle.write(Data((text + "\n").utf8))
+    }
+}

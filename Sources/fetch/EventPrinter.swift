@@ -1,0 +1,33 @@
+import AsyncURLSession
+import Foundation
+
+/// `--events`: one line per task event as it arrives.
+struct EventPrinter {
+    func print(_ events: AsyncThrowingStream<TaskEvent, any Error>) async throws {
+        var chunks = 0
+        var bytes = 0
+        for try await event in events {
+            Swift.print(Self.describe(event, chunkNumber: &chunks, totalBytes: &bytes))
+        }
+        Swift.print("completed: \(chunks) data events, \(bytes) body bytes")
+    }
+
+    static func describe(_ event: TaskEvent, chunkNumber: inout Int, totalBytes: inout Int) -> String {
+        switch event {
+        case .response(let response):
+            let length = response.expectedContentLength >= 0 ? "\(response.expectedContentLength) bytes" : "length unknown"
+            return "response: \(response.statusCode), \(length)"
+        case .data(let chunk):
+            chunkNumber += 1
+            totalBytes += chunk.count
+            return "data: \(chunk.count) bytes (total \(totalBytes))"
+        case .metrics(let metrics):
+            guard let last = metrics.transactionMetrics.last else { return "metrics: none" }
+            let total = metrics.taskInterval.duration * 1000
+            return String(
+                format: "metrics: %@, %@connection, %.1f ms total, %lld body bytes",
+                last.networkProtocolName ?? "?", last.isReusedConnection ? "reused " : "new ",
+                total, last.countOfResponseBodyBytesReceived)
+        }
+    }
+}

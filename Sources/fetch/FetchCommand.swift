@@ -1,0 +1,83 @@
+// fetch: a curl-like command line client on AsyncURLSession.
+//
+//   fetch URL [-o FILE] [-X METHOD] [-H 'Name: value']... [-d DATA] [--events]
+//   fetch            (no URL: starts the built-in loopback server and runs a demo)
+//
+// Errors print one line naming what went wrong and exit non-zero.
+import ArgumentParser
+import AsyncURLSession
+import Foundation
+
+@main
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Fetch a URL with AsyncURLSession (libcurl underneath).",
+        discussion: """
+            Without a URL, fetch starts its built-in loopback HTTP server on 127.0.0.1 \
+            and demonstrates a few transfers against it.
+            """)
+
+    @Argument(help: "The http or https URL to fetch. Omit it to run the loopback demo.")
+    var url: String?
+
+    @Option(name: .shortAndLong, help: "Write the body to this file instead of standard output.")
+    var output: String?
+
+    @Option(name: [.customShort("X"), .customLong("request")], help: "The HTTP method (default GET, or POST with -d).")
+    var method: String?
+
+    @Option(name: [.customShort("H"), .customLong("header")], help: "A request header, 'Name: value'. Repeatable.")
+    var headers: [String] = []
+
+    @Option(name: [.customShort("d"), .customLong("data")], help: "A request body; '@FILE' reads it from a file.")
+    var data: String?
+
+    @Flag(help: "Print each task event as it arrives instead of the body.")
+    var events = false
+
+    @Flag(name: [.customShort("s"), .customLong("silent")], help: "No status line, headers or progress bar.")
+    var silent = false
+
+    @Option(help: "A PEM file of certificates to trust instead of the system's (for private CAs).")
+    var cacert: String?
+
+    @Option(help: "Seconds without any byte before giving up (default 60).")
+    var timeout: Double?
+
+    func run() async throws {
+        guard let url else {
+            try await LoopbackDemo().run()
+            return
+        }
+        do {
+            let request = try RequestBuilder.request(
+                url: url, method: method, headers: headers, data: data)
+            var configuration = SessionConfiguration.ephemeral
+            if let timeout { configuration.timeoutIntervalForRequest = timeout }
+            if let cacert {
+                configuration.tlsTrustRootsPEM = try Self.read(file: cacert, purpose: "the --cacert file")
+            }
+            let session = Session(configuration: configuration)
+            let task = session.dataTask(with: request)
+            task.resume()
+            if events {
+                try await EventPrinter().print(task.events)
+            } else {
+                try await BodyWriter(outputPath: output, silent: silent).write(task)
+            }
+        } catch let error as FetchError {
+            throw error
+        } catch {
+            throw FetchError(describing: error)
+        }
+    }
+
+    static func read(file path: String, purpose: String) throws -> Data {
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw FetchError("cannot read \(purpose) '\(path)': \(error.localizedDescription)")
+        }
+    }
+}

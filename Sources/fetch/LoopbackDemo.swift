@@ -1,0 +1,1 @@
+struct LoopbackDemo { func run() async throws { } }

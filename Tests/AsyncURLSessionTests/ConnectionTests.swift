@@ -1,0 +1,75 @@
+import AsyncURLSession
+import Foundation
+import LoopbackServer
+import Testing
+
+@Suite struct ConnectionTests {
+    @Test func http1_sequentialRequests_reuseOneConnection() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            var reused: [Bool] = []
+            for _ in 0..<3 {
+                let task = session.dataTask(with: server.url("/bytes/1000"))
+                task.resume()
+                let recorded = await record(task)
+                #expect(recorded.error == nil)
+                reused.append(recorded.metrics?.transactionMetrics.last?.isReusedConnection ?? false)
+                #expect(recorded.metrics?.transactionMetrics.last?.networkProtocolName == "http/1.1")
+            }
+            #expect(reused == [false, true, true])
+            #expect(server.acceptedConnections == 1)
+        }
+    }
+
+    @Test func twoHundredConcurrentTasks_allComplete() async throws {
+        try await withServer(timeLimit: 60) { server in
+            let session = Session(configuration: testConfiguration())
+            let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
+                for index in 0..<200 {
+                    group.addTask {
+                        let (data, response) = try await session.data(from: server.url("/bytes/\(1000 + index)"))
+                        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+                        #expect(data == LoopbackServer.patternBody(count: 1000 + index))
+                        return data.count
+                    }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(sizes.count == 200)
+            #expect(server.acceptedConnections <= session.configuration.httpMaximumConnectionsPerHost)
+        }
+    }
+
+    @Test func https_negotiatesHTTP2_andMultiplexesOnOneConnection() async throws {
+        try await withServer(LoopbackServer.Options(tls: true, http2: true)) { server in
+            let session = Session(configuration: testConfiguration(trusting: server))
+            let protocols = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<20 {
+                    group.addTask {
+                        let task = session.dataTask(with: server.url("/bytes/20000"))
+                        task.resume()
+                        let recorded = await record(task)
+                        if let error = recorded.error { throw error }
+                        #expect(recorded.body == LoopbackServer.patternBody(count: 20000))
+                        return recorded.metrics?.transactionMetrics.last?.networkProtocolName
+                    }
+                }
+                return try await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+            #expect(protocols.allSatisfy { $0 == "h2" })
+            #expect(server.acceptedConnections == 1)
+        }
+    }
+
+    @Test func https_withoutHTTP2_usesHTTP1() async throws {
+        try await withServer(LoopbackServer.Options(tls: true, http2: false)) { server in
+            let session = Session(configuration: testConfiguration(trusting: server))
+            let task = session.dataTask(with: server.url("/bytes/1000"))
+            task.resume()
+            let recorded = await record(task)
+            #expect(recorded.error == nil)
+            #expect(recorded.metrics?.transactionMetrics.last?.networkProtocolName == "http/1.1")
+            #expect(recorded.metrics?.transactionMetrics.last?.secureConnectionEndDate != nil)
+        }
+    }
+}

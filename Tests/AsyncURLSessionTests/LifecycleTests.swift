@@ -1,0 +1,144 @@
+import AsyncURLSession
+import Foundation
+import LoopbackServer
+import Testing
+
+@Suite struct LifecycleTests {
+    @Test func newTask_isSuspendedWithUniqueIdentifier() async throws {
+        let session = Session(configuration: testConfiguration())
+        let first = session.dataTask(with: URL(string: "http://127.0.0.1:1/")!)
+        let second = session.dataTask(with: URL(string: "http://127.0.0.1:1/")!)
+        #expect(first.state == .suspended)
+        #expect(first.taskIdentifier != second.taskIdentifier)
+        #expect(first.originalRequest?.url == URL(string: "http://127.0.0.1:1/"))
+        first.taskDescription = "first"
+        #expect(first.taskDescription == "first")
+    }
+
+    @Test func suspend_stopsTheTransfer_andResumeFinishesIt() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let size = 8 * 1024 * 1024
+            let task = session.dataTask(with: server.url("/bytes/\(size)"))
+            task.resume()
+            var iterator = task.events.makeAsyncIterator()
+            var body = Data()
+            // Take the response and the first chunk, then suspend.
+            while body.isEmpty, let event = try await iterator.next() {
+                if case .data(let chunk) = event { body.append(chunk) }
+            }
+            task.suspend()
+            #expect(task.state == .suspended)
+            // Drain what was already buffered, then check nothing more moves.
+            try await Task.sleep(for: .milliseconds(200))
+            let before = task.countOfBytesReceived
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(task.countOfBytesReceived == before, "a suspended task must not receive")
+            #expect(before < Int64(size))
+            task.resume()
+            while let event = try await iterator.next() {
+                if case .data(let chunk) = event { body.append(chunk) }
+            }
+            #expect(body == LoopbackServer.patternBody(count: size))
+        }
+    }
+
+    @Test func cancel_midBody_endsWithCancelled() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.dataTask(with: server.url("/bytes/\(512 * 1024 * 1024)"))
+            task.resume()
+            var received = 0
+            do {
+                for try await event in task.events {
+                    if case .data(let chunk) = event {
+                        received += chunk.count
+                        if received > 1_000_000 { task.cancel() }
+                    }
+                }
+                Issue.record("the stream should throw")
+            } catch {
+                #expect(error.urlErrorCode == .cancelled)
+            }
+            #expect(task.state == .completed)
+            #expect(task.error.flatMap { $0.urlErrorCode } == .cancelled)
+            #expect(received < 512 * 1024 * 1024)
+        }
+    }
+
+    @Test func cancel_beforeResume_completesWithCancelled() async throws {
+        let session = Session(configuration: testConfiguration())
+        let task = session.dataTask(with: URL(string: "http://127.0.0.1:1/")!)
+        task.cancel()
+        #expect(task.state == .completed)
+        let recorded = await record(task)
+        #expect(recorded.error?.urlErrorCode == .cancelled)
+    }
+
+    @Test func cancellingTheIteratingSwiftTask_cancelsTheTransfer() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.dataTask(with: server.url("/drip/100000?chunk=10&interval=20"))
+            task.resume()
+            let consumer = Task {
+                var events = 0
+                for try await _ in task.events { events += 1 }
+                return events
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            consumer.cancel()
+            let result = await consumer.result
+            #expect(throws: URLError.self) { try result.get() }
+            #expect(task.state == .completed)
+            #expect(task.error.flatMap { $0.urlErrorCode } == .cancelled)
+        }
+    }
+
+    @Test func cancellingTheSwiftTaskAwaitingData_cancelsTheTransfer() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let waiter = Task {
+                try await session.data(from: server.url("/stall-headers"))
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            waiter.cancel()
+            let result = await waiter.result
+            #expect(throws: URLError.self) { try result.get() }
+            if case .failure(let error) = result { #expect(error.urlErrorCode == .cancelled) }
+            #expect(session.tasksInProgress == 0)
+        }
+    }
+
+    @Test func finishTasksAndInvalidate_refusesNewTasks() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let running = session.dataTask(with: server.url("/delay/200"))
+            running.resume()
+            session.finishTasksAndInvalidate()
+            let recorded = await record(running)
+            #expect(recorded.error == nil, "running tasks finish")
+            #expect(recorded.response?.statusCode == 200)
+            await #expect(throws: URLError.self) { _ = try await session.data(from: server.url("/bytes/1")) }
+        }
+    }
+
+    @Test func invalidateAndCancel_cancelsRunningTasks() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let running = session.dataTask(with: server.url("/stall-headers"))
+            running.resume()
+            try await Task.sleep(for: .milliseconds(100))
+            session.invalidateAndCancel()
+            let recorded = await record(running)
+            #expect(recorded.error?.urlErrorCode == .cancelled)
+        }
+    }
+
+    @Test func sharedSession_ignoresInvalidation() async throws {
+        try await withServer { server in
+            Session.shared.invalidateAndCancel()
+            let (data, _) = try await Session.shared.data(from: server.url("/bytes/10"))
+            #expect(data.count == 10)
+        }
+    }
+}

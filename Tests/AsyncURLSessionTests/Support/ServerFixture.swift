@@ -1,0 +1,63 @@
+import AsyncURLSession
+import Foundation
+import LoopbackServer
+
+/// Starts a loopback server for one test and always shuts it down.
+func withServer<T: Sendable>(
+    _ options: LoopbackServer.Options = LoopbackServer.Options(),
+    timeLimit: Double = 30,
+    _ body: @escaping @Sendable (LoopbackServer) async throws -> T
+) async throws -> T {
+    let server = try await LoopbackServer.start(options)
+    do {
+        let result = try await withTimeLimit(timeLimit) { try await body(server) }
+        try await server.shutdown()
+        return result
+    } catch {
+        try? await server.shutdown()
+        throw error
+    }
+}
+
+/// A session configuration for tests: short timeouts so failures are quick.
+func testConfiguration(trusting server: LoopbackServer? = nil) -> SessionConfiguration {
+    var configuration = SessionConfiguration.ephemeral
+    configuration.timeoutIntervalForRequest = 20
+    configuration.tlsTrustRootsPEM = server?.certificatePEM
+    return configuration
+}
+
+/// Everything a task's event stream produced, in order.
+struct RecordedEvents: Sendable {
+    var kinds: [String] = []
+    var response: HTTPURLResponse?
+    var body = Data()
+    var metrics: TaskMetrics?
+    var error: (any Error)?
+}
+
+func record(_ task: SessionTask) async -> RecordedEvents {
+    var recorded = RecordedEvents()
+    do {
+        for try await event in task.events {
+            switch event {
+            case .response(let response):
+                recorded.kinds.append("response")
+                recorded.response = response
+            case .data(let chunk):
+                if recorded.kinds.last != "data" { recorded.kinds.append("data") }
+                recorded.body.append(chunk)
+            case .metrics(let metrics):
+                recorded.kinds.append("metrics")
+                recorded.metrics = metrics
+            }
+        }
+    } catch {
+        recorded.error = error
+    }
+    return recorded
+}
+
+extension Error {
+    var urlErrorCode: URLError.Code? { (self as? URLError)?.code }
+}

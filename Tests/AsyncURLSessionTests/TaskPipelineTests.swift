@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+@testable import AsyncURLSession
+
+/// The task state machine on its own: no engine, no network.
+@Suite struct TaskPipelineTests {
+    private func runningPipeline(high: Int = 100, low: Int = 10) -> TaskPipeline {
+        var pipeline = TaskPipeline(highWatermark: high, lowWatermark: low)
+        #expect(pipeline.resume() == .startTransfer)
+        return pipeline
+    }
+
+    private func response() -> HTTPURLResponse {
+        HTTPURLResponse(url: URL(string: "http://127.0.0.1/")!, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: [:])!
+    }
+
+    @Test func resume_whenCreated_startsTransferOnce() {
+        var pipeline = TaskPipeline(highWatermark: 10, lowWatermark: 1)
+        #expect(pipeline.state == .suspended)
+        #expect(pipeline.resume() == .startTransfer)
+        #expect(pipeline.state == .running)
+        #expect(pipeline.resume() == .none)
+    }
+
+    @Test func suspend_thenResume_pausesAndResumesTransfer() {
+        var pipeline = runningPipeline()
+        #expect(pipeline.suspend() == .suspendTransfer)
+        #expect(pipeline.state == .suspended)
+        #expect(pipeline.suspend() == .none)
+        #expect(pipeline.resume() == .resumeTransfer)
+        #expect(pipeline.state == .running)
+    }
+
+    @Test func suspend_beforeStart_doesNothing() {
+        var pipeline = TaskPipeline(highWatermark: 10, lowWatermark: 1)
+        #expect(pipeline.suspend() == .none)
+        #expect(pipeline.resume() == .startTransfer)
+    }
+
+    @Test func body_whenConsumerWaiting_isHandedOverWithoutBuffering() {
+        var pipeline = runningPipeline()
+        guard case .wait = pipeline.next() else { Issue.record("expected wait"); return }
+        let action = pipeline.receivedBody(count: 5) { Data(count: 5) }
+        guard case .accept(.wakeConsumer(.data(let chunk))) = action else {
+            Issue.record("expected direct hand-over, got \(action)")
+            return
+        }
+        #expect(chunk.count == 5)
+    }
+
+    @Test func yield_whenBufferAboveHighWatermark_pausesTransfer() {
+        var pipeline = runningPipeline(high: 100, low: 10)
+        guard case .accept = pipeline.receivedBody(count: 60, makeChunk: { Data(count: 60) }) else {
+            Issue.record("first chunk should be taken"); return
+        }
+        guard case .accept = pipeline.receivedBody(count: 60, makeChunk: { Data(count: 60) }) else {
+            Issue.record("second chunk should be taken (buffer was below high)"); return
+        }
+        var copied = false
+        guard case .pause = pipeline.receivedBody(count: 60, makeChunk: { copied = true; return Data(count: 60) }) else {
+            Issue.record("third chunk should pause"); return
+        }
+        #expect(!copied, "a refused chunk must not be copied")
+        #expect(pipeline.receivePaused)
+    }
+
+    @Test func next_whenDrainedBelowLowWatermark_resumesReceivingOnce() {
+        var pipeline = runningPipeline(high: 120, low: 60)
+        for _ in 0..<3 { _ = pipeline.receivedBody(count: 50) { Data(count: 50) } }
+        guard case .pause = pipeline.receivedBody(count: 50, makeChunk: { Data(count: 50) }) else {
+            Issue.record("expected pause"); return
+        }
+        // 150 buffered: popping one leaves 100 (> low), popping two leaves 50 (<= low).
+        guard case .deliver(_, let first) = pipeline.next() else { Issue.record("expected event"); return }
+        #expect(first == false)
+        guard case .deliver(_, let second) = pipeline.next() else { Issue.record("expected event"); return }
+        #expect(second == true)
+        guard case .deliver(_, let third) = pipeline.next() else { Issue.record("expected event"); return }
+        #expect(third == false)
+    }
+
+    @Test func events_areDeliveredInOrder_thenMetrics_thenEnd() {
+        var pipeline = runningPipeline(high: 1000, low: 10)
+        _ = pipeline.receivedResponse(response())
+        _ = pipeline.receivedBody(count: 3) { Data([1, 2, 3]) }
+        let metrics = TaskMetrics(taskInterval: DateInterval(), redirectCount: 0, transactionMetrics: [])
+        _ = pipeline.finish(error: nil, metrics: metrics)
+        #expect(pipeline.state == .completed)
+        var kinds: [String] = []
+        loop: while true {
+            switch pipeline.next() {
+            case .deliver(.response, _): kinds.append("response")
+            case .deliver(.data, _): kinds.append("data")
+            case .deliver(.metrics, _): kinds.append("metrics")
+            case .finishStream: kinds.append("end"); break loop
+            case .failStream, .wait: Issue.record("unexpected"); break loop
+            }
+        }
+        #expect(kinds == ["response", "data", "metrics", "end"])
+    }
+
+    @Test func finish_withError_failsStreamAfterQueuedEvents() {
+        var pipeline = runningPipeline()
+        _ = pipeline.receivedResponse(response())
+        _ = pipeline.finish(error: URLError(.networkConnectionLost), metrics: nil)
+        guard case .deliver(.response, _) = pipeline.next() else { Issue.record("expected response"); return }
+        guard case .failStream(let error) = pipeline.next() else { Issue.record("expected failure"); return }
+        #expect(error.code == .networkConnectionLost)
+        #expect(pipeline.error?.code == .networkConnectionLost)
+    }
+
+    @Test func finish_whenConsumerWaitingAndNoMetrics_endsStreamDirectly() {
+        var pipeline = runningPipeline()
+        guard case .wait = pipeline.next() else { Issue.record("expected wait"); return }
+        guard case .endStream(let error) = pipeline.finish(error: nil, metrics: nil) else {
+            Issue.record("expected endStream"); return
+        }
+        #expect(error == nil)
+    }
+
+    @Test func cancel_whileRunning_dropsBufferedBytesAndAbortsFurtherBody() {
+        var pipeline = runningPipeline(high: 1000, low: 10)
+        _ = pipeline.receivedBody(count: 10) { Data(count: 10) }
+        guard case .cancelTransfer = pipeline.cancel(error: URLError(.cancelled)) else {
+            Issue.record("expected cancelTransfer"); return
+        }
+        #expect(pipeline.state == .canceling)
+        guard case .abort(let error) = pipeline.receivedBody(count: 10, makeChunk: { Data(count: 10) }) else {
+            Issue.record("expected abort"); return
+        }
+        #expect(error.code == .cancelled)
+        guard case .wait = pipeline.next() else { Issue.record("buffer should be empty"); return }
+    }
+
+    @Test func cancel_beforeStart_finishesWithoutTransfer() {
+        var pipeline = TaskPipeline(highWatermark: 10, lowWatermark: 1)
+        guard case .finishWithoutTransfer = pipeline.cancel(error: URLError(.cancelled)) else {
+            Issue.record("expected finishWithoutTransfer"); return
+        }
+        #expect(pipeline.state == .completed)
+        #expect(pipeline.resume() == .none)
+        guard case .failStream(let error) = pipeline.next() else { Issue.record("expected failure"); return }
+        #expect(error.code == .cancelled)
+    }
+
+    @Test func collect_overLimit_abortsWithDataLengthExceedsMaximum() {
+        var pipeline = TaskPipeline(highWatermark: 10, lowWatermark: 1)
+        pipeline.collectBody(limit: 8)
+        _ = pipeline.resume()
+        guard case .accept = pipeline.receivedBodyToCollect(count: 5, append: { $0.append(Data(count: 5)) }) else {
+            Issue.record("expected accept"); return
+        }
+        guard case .abort(let error) = pipeline.receivedBodyToCollect(count: 5, append: { $0.append(Data(count: 5)) })
+        else { Issue.record("expected abort"); return }
+        #expect(error.code == .dataLengthExceedsMaximum)
+        #expect(pipeline.collectedBody.count == 5)
+    }
+}

@@ -1,0 +1,69 @@
+import Testing
+
+@testable import CurlEngine
+
+@Suite struct ResponseHeadParserTests {
+    private func feed(_ parser: inout ResponseHeadParser, _ lines: [String]) -> [ResponseHead] {
+        var heads: [ResponseHead] = []
+        for line in lines {
+            var bytes = Array(line.utf8)
+            if let head = bytes.withUnsafeMutableBytes({ parser.consume(UnsafeRawBufferPointer($0)) }) {
+                heads.append(head)
+            }
+        }
+        return heads
+    }
+
+    @Test func finalHead_isReturnedAtTheBlankLine() {
+        var parser = ResponseHeadParser()
+        let heads = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 5\r\n", "X-A:  spaced \r\n", "\r\n"])
+        #expect(heads.count == 1)
+        #expect(heads.first?.statusCode == 200)
+        #expect(heads.first?.httpVersion == "HTTP/1.1")
+        #expect(heads.first?.headers.map(\.name) == ["Content-Length", "X-A"])
+        #expect(heads.first?.headers.last?.value == "spaced")
+    }
+
+    @Test func interimResponses_areSkipped() {
+        var parser = ResponseHeadParser()
+        let heads = feed(&parser, [
+            "HTTP/1.1 100 Continue\r\n", "\r\n",
+            "HTTP/1.1 103 Early Hints\r\n", "Link: </a>\r\n", "\r\n",
+            "HTTP/1.1 201 Created\r\n", "\r\n",
+        ])
+        #expect(heads.map(\.statusCode) == [201])
+        #expect(heads.first?.headers.isEmpty == true)
+    }
+
+    @Test func severalLinesInOneCall_areSplit() {
+        // After a header pause libcurl hands every held-back line in one call.
+        var parser = ResponseHeadParser()
+        let heads = feed(&parser, ["HTTP/2 404 \r\nserver: x\r\ncontent-type: text/plain\r\n\r\n"])
+        #expect(heads.first?.statusCode == 404)
+        #expect(heads.first?.httpVersion == "HTTP/2")
+        #expect(heads.first?.headers.count == 2)
+    }
+
+    @Test func foldedHeader_isUnfolded() {
+        var parser = ResponseHeadParser()
+        let heads = feed(&parser, ["HTTP/1.1 200 OK\r\n", "X-Long: one\r\n", "\t two\r\n", "\r\n"])
+        #expect(heads.first?.headers.first?.value == "one two")
+    }
+
+    @Test func trailers_afterTheBody_areIgnored() {
+        var parser = ResponseHeadParser()
+        _ = feed(&parser, ["HTTP/1.1 200 OK\r\n", "\r\n"])
+        let trailers = feed(&parser, ["X-Checksum: abc\r\n", "\r\n"])
+        #expect(trailers.isEmpty)
+    }
+
+    @Test func nonUTF8Value_isReadAsLatin1() {
+        var parser = ResponseHeadParser()
+        var head: ResponseHead?
+        for line: [UInt8] in [Array("HTTP/1.1 200 OK\r\n".utf8), Array("X-Name: caf".utf8) + [0xE9, 0x0D, 0x0A], [0x0D, 0x0A]] {
+            var bytes = line
+            if let found = bytes.withUnsafeMutableBytes({ parser.consume(UnsafeRawBufferPointer($0)) }) { head = found }
+        }
+        #expect(head?.headers.first?.value == "café")
+    }
+}

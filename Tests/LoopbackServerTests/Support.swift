@@ -1,0 +1,133 @@
+import Foundation
+import FoundationNetworking
+import LoopbackServer
+import Synchronization
+import Testing
+
+/// The body did not finish in time.
+struct TimedOut: Error, CustomStringConvertible {
+    let seconds: Int
+    var description: String { "timed out after \(seconds) s" }
+}
+
+/// Runs `body`, failing with `TimedOut` if it takes longer than `seconds`. The clients below
+/// stop on cancellation, so a hung server fails the test instead of hanging the run.
+func withDeadline<T: Sendable>(
+    seconds: Int = 30,
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw TimedOut(seconds: seconds)
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next() else { throw TimedOut(seconds: seconds) }
+        return first
+    }
+}
+
+/// FoundationNetworking's URLSession as the HTTP client, cancellable from the calling task.
+func fetch(_ request: URLRequest, session: URLSession = .shared) async throws -> (Data, HTTPURLResponse) {
+    let started = Mutex<URLSessionDataTask?>(nil)
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: request) { data, response, error in
+                if let error {
+                    continuation.resume(throwing: error)
+                } else if let response = response as? HTTPURLResponse {
+                    continuation.resume(returning: (data ?? Data(), response))
+                } else {
+                    continuation.resume(throwing: URLError(.badServerResponse))
+                }
+            }
+            started.withLock { $0 = task }
+            task.resume()
+        }
+    } onCancel: {
+        started.withLock { $0?.cancel() }
+    }
+}
+
+func fetch(_ url: URL, session: URLSession = .shared) async throws -> (Data, HTTPURLResponse) {
+    try await fetch(URLRequest(url: url), session: session)
+}
+
+/// A URLSession that does not share connections with other tests.
+func makeSession() -> URLSession {
+    URLSession(configuration: .ephemeral)
+}
+
+/// Result of one `curl` run.
+struct CurlResult {
+    let exitCode: Int32
+    /// What `-w` printed.
+    let writeOut: String
+    let body: Data
+    let stderr: String
+}
+
+/// Runs the `curl` command line (libcurl's own client; used for HTTPS and HTTP/2), writing the
+/// body to a temporary file so large bodies cannot fill a pipe.
+func curl(_ arguments: [String], url: URL) async throws -> CurlResult {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("loopback-curl-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let bodyFile = directory.appendingPathComponent("body")
+
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["curl", "-sS", "--max-time", "20", "-o", bodyFile.path] + arguments + [url.absoluteString]
+    let stdout = Pipe()
+    let stderr = Pipe()
+    process.standardOutput = stdout
+    process.standardError = stderr
+
+    let exitCode: Int32 = try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { process in
+                continuation.resume(returning: process.terminationStatus)
+            }
+            do {
+                try process.run()
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    } onCancel: {
+        process.terminate()
+    }
+    let writeOut = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let body = (try? Data(contentsOf: bodyFile)) ?? Data()
+    return CurlResult(exitCode: exitCode, writeOut: writeOut, body: body, stderr: errors)
+}
+
+/// Writes `data` to a fresh temporary file (for curl's --cacert) and returns its path.
+func temporaryFile(_ data: Data, name: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory
+        .appendingPathComponent("loopback-\(UUID().uuidString)-\(name)")
+    try data.write(to: url)
+    return url
+}
+
+/// Starts a server, runs `body` with it under a deadline, and always shuts the server down.
+func withServer<T: Sendable>(
+    _ options: LoopbackServer.Options = .init(),
+    seconds: Int = 30,
+    _ body: @escaping @Sendable (LoopbackServer) async throws -> T
+) async throws -> T {
+    try await withDeadline(seconds: seconds) {
+        let server = try await LoopbackServer.start(options)
+        do {
+            let result = try await body(server)
+            try await server.shutdown()
+            return result
+        } catch {
+            try? await server.shutdown()
+            throw error
+        }
+    }
+}
