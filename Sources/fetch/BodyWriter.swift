@@ -6,6 +6,7 @@ import Foundation
 struct BodyWriter {
     let outputPath: String?
     let silent: Bool
+    var printsHead = true
 
     func write(_ task: SessionTask) async throws {
         let sink = try openSink()
@@ -17,7 +18,7 @@ struct BodyWriter {
             switch event {
             case .response(let response):
                 expected = response.expectedContentLength
-                if !silent { printHead(response) }
+                if !silent && printsHead { printHead(response) }
             case .data(let chunk):
                 received += Int64(chunk.count)
                 do {
@@ -52,7 +53,10 @@ struct BodyWriter {
         for (name, value) in response.allHeaderFields.sorted(by: { "\($0.key)" < "\($1.key)" }) {
             text += "\(name): \(value)\n"
         }
-        let handle = outputPath == nil ? FileHandle.standardError : FileHandle.standardOutput
-        handle.write(Data((text + "\n").utf8))
+        if outputPath == nil {
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        } else {
+            print(text)
+        }
     }
 }

@@ -39,6 +39,7 @@ struct ProgressBar {
         if expected > 0 { line += " / \(Self.bytes(Double(expected)))" }
         line += "  \(Self.bytes(rate))/s"
         let prefix = isTerminal ? "\r\u{1B}[K" : ""
+        fflush(nil)  // flush stdout first: keeps the order of lines when both streams go to one place
         FileHandle.standardError.write(Data((prefix + line + (final ? "\n" : "")).utf8))
     }
 
