@@ -11,6 +11,8 @@ import NIOHTTP2
 /// - /drop: the first K bytes are sent, then the stream is reset.
 /// - /close-delimited: the body is sent without Content-Length and ends with END_STREAM.
 /// - /status/101: the stream is reset (101 does not exist in HTTP/2).
+/// - /headers/big: at most 24 KiB, else 400 (NIOHTTP2 sends no CONTINUATION frames, so the
+///   encoded header block must fit one frame).
 enum HTTP2Setup {
     static func configure(_ channel: any Channel, connectionID: Int) throws {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()

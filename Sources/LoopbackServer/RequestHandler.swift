@@ -249,6 +249,9 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             budget -= count
             if current.remaining == 0 {
                 let lastWrite = context.writeAndFlush(Self.wrapOutboundOut(.body(.byteBuffer(piece))))
+                // Ending the response can hand over the next pipelined request right away, and
+                // its body must be able to pump: this call is done with the channel.
+                pumping = false
                 finish(current.stream.ending, for: request, lastWrite: lastWrite, context: context)
                 return
             }

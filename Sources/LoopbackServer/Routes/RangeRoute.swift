@@ -10,7 +10,6 @@ enum RangeRoute {
         let total = try request.target.integerSegment(1, named: "N")
         let etag = "\"\(request.target.value("etag") ?? "v1-\(total)")\""
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/octet-stream")
         headers.add(name: "ETag", value: etag)
         headers.add(name: "Last-Modified", value: lastModified)
         headers.add(name: "Accept-Ranges", value: "bytes")
@@ -21,6 +20,7 @@ enum RangeRoute {
             requestHeaders.first(name: "if-range").map({ $0 == etag || $0 == lastModified }) ?? true
         else {
             // No usable Range, or If-Range names another version: the whole current body.
+            headers.add(name: "Content-Type", value: "application/octet-stream")
             headers.add(name: "Content-Length", value: String(total))
             return .pattern(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), PatternStream(count: total))
         }
@@ -30,6 +30,7 @@ enum RangeRoute {
             return .text(.rangeNotSatisfiable, "range not satisfiable\n", headers: headers)
         }
         let count = last - first + 1
+        headers.add(name: "Content-Type", value: "application/octet-stream")
         headers.add(name: "Content-Range", value: "bytes \(first)-\(last)/\(total)")
         headers.add(name: "Content-Length", value: String(count))
         return .pattern(

@@ -73,7 +73,10 @@ struct RequestTarget {
 
     static func integer(_ text: String, named name: String, in range: ClosedRange<Int>) throws(BadRequest) -> Int {
         guard let number = Int(text), range.contains(number) else {
-            throw BadRequest(message: "\(name) must be an integer in \(range.lowerBound)...\(range.upperBound), got \(text.debugDescription)")
+            let expected = range.upperBound == Int.max
+                ? "an integer >= \(range.lowerBound)"
+                : "an integer in \(range.lowerBound)...\(range.upperBound)"
+            throw BadRequest(message: "\(name) must be \(expected), got \(text.debugDescription)")
         }
         return number
     }
