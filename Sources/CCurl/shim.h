@@ -26,6 +26,10 @@ static const int ccurl_pause_all = CURLPAUSE_ALL;
 static const int ccurl_pause_cont = CURLPAUSE_CONT;
 static const int ccurl_seekfunc_ok = CURL_SEEKFUNC_OK;
 static const int ccurl_seekfunc_cantseek = CURL_SEEKFUNC_CANTSEEK;
+static const unsigned long ccurl_auth_basic = CURLAUTH_BASIC;
+static const unsigned long ccurl_auth_digest = CURLAUTH_DIGEST;
+static const unsigned long ccurl_auth_ntlm = CURLAUTH_NTLM;
+static const unsigned long ccurl_auth_negotiate = CURLAUTH_NEGOTIATE;
 
 // MARK: - Easy handle options
 

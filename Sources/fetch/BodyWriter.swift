@@ -16,7 +16,7 @@ struct BodyWriter {
         var expected: Int64 = -1
         for try await event in task.events {
             switch event {
-            case .response(let response):
+            case .response(let response, _):
                 expected = response.expectedContentLength
                 if !silent && printsHead { printHead(response) }
             case .data(let chunk):

@@ -14,7 +14,13 @@ struct EventPrinter {
 
     static func describe(_ event: TaskEvent, chunkNumber: inout Int, totalBytes: inout Int) -> String {
         switch event {
-        case .response(let response):
+        case .redirect(let decision):
+            let target = decision.proposedRequest.url?.absoluteString ?? "?"
+            return "redirect: \(decision.response.statusCode) to \(target) (following)"
+        case .challenge(let decision):
+            let space = decision.protectionSpace
+            return "challenge: \(space.authenticationMethod) realm \(space.realm ?? "-") (default handling)"
+        case .response(let response, _):
             let length = response.expectedContentLength >= 0 ? "\(response.expectedContentLength) bytes" : "length unknown"
             return "response: \(response.statusCode), \(length)"
         case .data(let chunk):

@@ -82,7 +82,7 @@ import Testing
 
     @Test func events_areDeliveredInOrder_thenMetrics_thenEnd() {
         var pipeline = runningPipeline(high: 1000, low: 10)
-        _ = pipeline.receivedResponse(response())
+        _ = pipeline.receivedResponse(response(), decision: ResponseDecision())
         _ = pipeline.receivedBody(count: 3) { Data([1, 2, 3]) }
         let metrics = TaskMetrics(taskInterval: DateInterval(), redirectCount: 0, transactionMetrics: [])
         _ = pipeline.finish(error: nil, metrics: metrics)
@@ -93,6 +93,7 @@ import Testing
             case .deliver(.response, _): kinds.append("response")
             case .deliver(.data, _): kinds.append("data")
             case .deliver(.metrics, _): kinds.append("metrics")
+            case .deliver(.redirect, _), .deliver(.challenge, _): kinds.append("decision")
             case .finishStream: kinds.append("end"); break loop
             case .failStream, .wait: Issue.record("unexpected"); break loop
             }
@@ -102,7 +103,7 @@ import Testing
 
     @Test func finish_withError_failsStreamAfterQueuedEvents() {
         var pipeline = runningPipeline()
-        _ = pipeline.receivedResponse(response())
+        _ = pipeline.receivedResponse(response(), decision: ResponseDecision())
         _ = pipeline.finish(error: URLError(.networkConnectionLost), metrics: nil)
         guard case .deliver(.response, _) = pipeline.next() else { Issue.record("expected response"); return }
         guard case .failStream(let error) = pipeline.next() else { Issue.record("expected failure"); return }

@@ -15,12 +15,12 @@ enum RequestPreparation {
     static let defaultRequestTimeout: TimeInterval = 60
 
     static func transferRequest(
-        for request: URLRequest, configuration: SessionConfiguration
+        for request: URLRequest, configuration: SessionConfiguration, credential: HopCredential? = nil
     ) -> Result<TransferRequest, URLError> {
         guard let url = request.url else {
             return .failure(URLError.make(.badURL, url: nil, reason: "The request has no URL."))
         }
-        let urlString = url.absoluteString
+        let urlString = withoutUserInfo(url)
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             return .failure(URLError.make(
                 .unsupportedURL, url: urlString,
@@ -90,6 +90,33 @@ enum RequestPreparation {
             idleTimeout: idle,
             resourceTimeout: configuration.timeoutIntervalForResource,
             trustRootsPEM: configuration.tlsTrustRootsPEM,
-            acceptEncoding: acceptEncoding))
+            acceptEncoding: acceptEncoding,
+            authentication: credential.flatMap(authentication(for:))))
+    }
+
+    /// libcurl would send a URL's user:password preemptively as Basic; URLSession
+    /// uses them only to answer a challenge (default handling), so they are
+    /// taken out of what libcurl sees.
+    static func withoutUserInfo(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return url.absoluteString }
+        components.user = nil
+        components.password = nil
+        return components.string ?? url.absoluteString
+    }
+
+    static func authentication(for credential: HopCredential) -> TransferRequest.Authentication? {
+        guard let user = credential.credential.user else { return nil }
+        let scheme: TransferRequest.Authentication.Scheme
+        switch credential.method {
+        case NSURLAuthenticationMethodHTTPBasic: scheme = .basic
+        case NSURLAuthenticationMethodHTTPDigest: scheme = .digest
+        case NSURLAuthenticationMethodNTLM: scheme = .ntlm
+        case NSURLAuthenticationMethodNegotiate: scheme = .negotiate
+        default: return nil
+        }
+        return TransferRequest.Authentication(
+            user: user, password: credential.credential.password ?? "", scheme: scheme)
     }
 }

@@ -22,13 +22,14 @@ enum ResponseConversion {
         return HTTPURLResponse(url: url, statusCode: head.statusCode, httpVersion: head.httpVersion, headerFields: fields)
     }
 
-    static func taskMetrics(
-        _ metrics: TransferMetrics, request: URLRequest, response: HTTPURLResponse?, taskStart: Date
-    ) -> TaskMetrics {
+    /// One hop's metrics, from libcurl's cumulative timers (seconds since the
+    /// hop's start) turned into dates.
+    static func transactionMetrics(
+        _ metrics: TransferMetrics, request: URLRequest, response: HTTPURLResponse?
+    ) -> TransactionMetrics {
         let start = metrics.fetchStart
         func date(_ offset: Double?) -> Date? { offset.map { start.addingTimeInterval($0) } }
-        let end = start.addingTimeInterval(metrics.total)
-        let transaction = TransactionMetrics(
+        return TransactionMetrics(
             request: request,
             response: response,
             fetchStartDate: start,
@@ -40,7 +41,7 @@ enum ResponseConversion {
             secureConnectionEndDate: date(metrics.secureConnection),
             requestStartDate: date(metrics.requestStart),
             responseStartDate: date(metrics.firstByte),
-            responseEndDate: metrics.total > 0 ? end : nil,
+            responseEndDate: metrics.total > 0 ? start.addingTimeInterval(metrics.total) : nil,
             networkProtocolName: metrics.httpVersion,
             isReusedConnection: metrics.reusedConnection,
             remoteAddress: metrics.remoteAddress,
@@ -51,9 +52,5 @@ enum ResponseConversion {
             countOfRequestBodyBytesSent: metrics.requestBodyBytes,
             countOfResponseHeaderBytesReceived: metrics.responseHeaderBytes,
             countOfResponseBodyBytesReceived: metrics.responseBodyBytes)
-        return TaskMetrics(
-            taskInterval: DateInterval(start: min(taskStart, start), end: max(Date(), end)),
-            redirectCount: 0,
-            transactionMetrics: [transaction])
     }
 }

@@ -8,26 +8,32 @@ extension Session {
     /// Bodies larger than `configuration.maximumCollectedBodySize` fail with
     /// `URLError(.dataLengthExceedsMaximum)`. Cancelling the calling Swift task
     /// cancels the transfer.
-    public nonisolated func data(for request: URLRequest) async throws -> (Data, URLResponse) {
-        let task = dataTask(with: request)
+    public nonisolated func data(
+        for request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        let task = dataTask(with: request, delegate: delegate)
         task.core.useCollectingConsumer()
         task.resume()
         let (data, response) = try await task.core.collect()
         return (data, response)
     }
 
-    public nonisolated func data(from url: URL) async throws -> (Data, URLResponse) {
-        try await data(for: URLRequest(url: url))
+    public nonisolated func data(
+        from url: URL, delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        try await data(for: URLRequest(url: url), delegate: delegate)
     }
 
     /// The response as soon as its head arrives, and the body as a sequence
     /// of bytes, as `URLSession.bytes(for:)`. The transfer is paced by the
     /// iteration: it pauses while nobody reads.
-    public nonisolated func bytes(for request: URLRequest) async throws -> (AsyncBytes, URLResponse) {
-        let task = dataTask(with: request)
+    public nonisolated func bytes(
+        for request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (AsyncBytes, URLResponse) {
+        let task = dataTask(with: request, delegate: delegate)
         task.resume()
         while let event = try await task.core.nextEvent() {
-            if case .response(let response) = event {
+            if case .response(let response, _) = event {
                 return (AsyncBytes(task: task), response)
             }
         }
@@ -36,7 +42,9 @@ extension Session {
         ])
     }
 
-    public nonisolated func bytes(from url: URL) async throws -> (AsyncBytes, URLResponse) {
-        try await bytes(for: URLRequest(url: url))
+    public nonisolated func bytes(
+        from url: URL, delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (AsyncBytes, URLResponse) {
+        try await bytes(for: URLRequest(url: url), delegate: delegate)
     }
 }

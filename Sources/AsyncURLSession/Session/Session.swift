@@ -18,17 +18,22 @@ import FoundationNetworking
 /// `URLSession`.
 public actor Session {
     /// A session with the default configuration. It cannot be invalidated.
-    public static let shared = Session(context: SessionContext(configuration: .default, isShared: true))
+    public static let shared = Session(context: SessionContext(configuration: .default, delegate: nil, isShared: true))
 
     nonisolated let context: SessionContext
 
     /// A copy of the configuration the session was created with.
     public nonisolated var configuration: SessionConfiguration { context.configuration }
 
-    /// The configuration is copied: changing yours afterwards changes nothing here.
-    public init(configuration: SessionConfiguration = .default) {
-        self.init(context: SessionContext(configuration: configuration, isShared: false))
+    /// The configuration is copied: changing yours afterwards changes nothing
+    /// here. The delegate answers decisions (redirects, challenges, responses)
+    /// of every task that its own delegate leaves unanswered.
+    public init(configuration: SessionConfiguration = .default, delegate: (any SessionTaskDelegate)? = nil) {
+        self.init(context: SessionContext(configuration: configuration, delegate: delegate, isShared: false))
     }
+
+    /// The session-level decision handler.
+    public nonisolated var delegate: (any SessionTaskDelegate)? { context.delegate }
 
     private init(context: SessionContext) {
         self.context = context
@@ -39,18 +44,36 @@ public actor Session {
     /// A data task for the request. It starts suspended: call `resume()`.
     /// Invalid requests (bad scheme, CR/LF in a header, ...) produce a task
     /// that fails with a `URLError` naming the problem, before anything is sent.
-    public nonisolated func dataTask(with request: URLRequest) -> SessionTask {
-        if let core = context.register({ TaskCore(identifier: $0, context: context, request: request) }) {
+    /// - Parameter delegate: answers this task's decisions before the session's delegate.
+    public nonisolated func dataTask(
+        with request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
+    ) -> SessionTask {
+        if let core = context.register({
+            TaskCore(identifier: $0, context: context, request: request, delegate: delegate)
+        }) {
             return SessionTask(core: core)
         }
         // Invalidated: a task that fails at once with a clear error.
         let core = TaskCore(
-            identifier: context.nextRefusedIdentifier(), context: context, request: request, refused: true)
+            identifier: context.nextRefusedIdentifier(), context: context, request: request, delegate: delegate,
+            refused: true)
         return SessionTask(core: core)
     }
 
-    public nonisolated func dataTask(with url: URL) -> SessionTask {
-        dataTask(with: URLRequest(url: url))
+    public nonisolated func dataTask(with url: URL, delegate: (any SessionTaskDelegate)? = nil) -> SessionTask {
+        dataTask(with: URLRequest(url: url), delegate: delegate)
+    }
+
+    // MARK: - Credentials
+
+    /// Remembers a credential for a protection space: challenges for it are
+    /// answered with it by default.
+    public nonisolated func setCredential(_ credential: URLCredential, for space: URLProtectionSpace) {
+        context.credentials.set(credential, for: space)
+    }
+
+    public nonisolated func credential(for space: URLProtectionSpace) -> URLCredential? {
+        context.credentials.credential(for: space)
     }
 
     // MARK: - Invalidation

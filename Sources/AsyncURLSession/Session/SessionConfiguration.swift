@@ -35,6 +35,13 @@ public struct SessionConfiguration: Sendable {
     /// for a free connection. HTTP/2 multiplexes on one connection instead.
     public var httpMaximumConnectionsPerHost: Int = 6
 
+    /// Redirects followed before a task fails with `URLError(.httpTooManyRedirects)`.
+    public var httpMaximumRedirects: Int = 16
+
+    /// Whether a redirect from https to http is followed by default. Off: such
+    /// a redirect becomes the task's result unless a handler answers `follow`.
+    public var followsInsecureRedirects: Bool = false
+
     /// PEM certificates trusted INSTEAD of the system's bundle, for private
     /// CAs and test servers. Verification stays on: hosts must still match.
     public var tlsTrustRootsPEM: Data?

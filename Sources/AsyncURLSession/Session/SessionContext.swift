@@ -16,6 +16,9 @@ final class SessionContext: Sendable {
     let engineID: EngineSessionID
     let configuration: SessionConfiguration
     let isShared: Bool
+    /// Session-level decision handler, asked after a task's own.
+    let delegate: (any SessionTaskDelegate)?
+    let credentials = CredentialStore()
     private let table = Mutex(TaskTable())
 
     struct TaskTable: ~Copyable {
@@ -31,8 +34,9 @@ final class SessionContext: Sendable {
         case done
     }
 
-    init(configuration: SessionConfiguration, isShared: Bool) {
+    init(configuration: SessionConfiguration, delegate: (any SessionTaskDelegate)?, isShared: Bool) {
         self.configuration = configuration
+        self.delegate = delegate
         self.isShared = isShared
         engineID = CurlEngine.shared.makeSessionID()
         CurlEngine.shared.openSession(

@@ -28,6 +28,7 @@ public final class SessionTask: Sendable {
 
     init(core: TaskCore) {
         self.core = core
+        core.attach(owner: self)
     }
 
     deinit {
@@ -40,7 +41,7 @@ public final class SessionTask: Sendable {
     public var taskIdentifier: Int { core.identifier }
     public var originalRequest: URLRequest? { core.originalRequest }
     /// The request being sent now (differs from `originalRequest` after redirects).
-    public var currentRequest: URLRequest? { core.originalRequest }
+    public var currentRequest: URLRequest? { core.currentRequest }
     public var response: URLResponse? { core.response }
     /// Set once the task failed (a `URLError`); nil while running or on success.
     public var error: (any Error)? { core.error }

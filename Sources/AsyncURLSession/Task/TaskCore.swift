@@ -5,54 +5,77 @@ import FoundationNetworking
 #endif
 import Synchronization
 
-/// The owner of one task's `TaskPipeline`: it applies transitions under a
-/// lock, keeps the parked consumer's continuation, and carries out the
-/// pipeline's actions (engine commands, waking the consumer) after the lock is
-/// released. It is the engine's `TransferDelegate` for the task.
+/// The owner of one task: its `TaskPipeline` (consumer, buffer, lifecycle)
+/// and `HopState` (the current request/response exchange) behind one lock,
+/// the parked consumer's continuation, and the decisions in flight. It
+/// applies transitions under the lock and carries out what they return
+/// (engine commands, waking the consumer, asking handlers) after releasing it.
 ///
 /// Body bytes go engine thread -> `transferDidReceiveBody` -> the pipeline's
 /// buffer -> the consumer; they never pass through the `Session` actor.
-final class TaskCore: TransferDelegate, Sendable {
+final class TaskCore: Sendable {
     let identifier: Int
     let context: SessionContext
     let originalRequest: URLRequest
-    private let prepared: Result<TransferRequest, URLError>
-    private let transferID: TransferID
-    private let createdAt = Date()
-    private let guarded: Mutex<Guarded>
+    /// Task-level handler (Apple's per-task delegate); the session's comes after it.
+    let delegate: (any SessionTaskDelegate)?
+    let createdAt = Date()
+    let guarded: Mutex<Guarded>
+    private let refusal: URLError?
 
-    private struct Guarded: ~Copyable {
+    struct Guarded: ~Copyable {
         var pipeline: TaskPipeline
+        var hop: HopState
+        /// The engine transfer of the current hop; nil between hops.
+        var transferID: TransferID?
+        var redirectCount = 0
+        var transactions: [TransactionMetrics] = []
+        /// Failed attempts per protection space (URLAuthenticationChallenge's previousFailureCount).
+        var failureCounts: [String: Int] = [:]
+        /// Authentication methods the consumer rejected during this task.
+        var rejectedMethods: Set<String> = []
+        /// The decision of the last event handed to the consumer: settled
+        /// with its default when the consumer pulls again.
+        var outstandingDecision: (any PendingDecision)?
         var eventWaiter: CheckedContinuation<TaskEvent?, any Error>?
         var collectWaiter: CheckedContinuation<Void, any Error>?
         var progress: Progress?
         var taskDescription: String?
         var priority: Float = 0.5
+        /// The public task, for handler calls. Weak: the task owns this core.
+        weak var owner: SessionTask?
+        /// Response handlers are deciding: the response is not published yet.
+        var responseHandlersRunning = false
+        /// A hop that ended while response handlers were still deciding.
+        var pendingHopEnd: HopEnd?
     }
 
     /// - Parameter refused: set for a task asked of an invalidated session; it
     ///   fails with a clear error when resumed.
-    init(identifier: Int, context: SessionContext, request: URLRequest, refused: Bool = false) {
+    init(
+        identifier: Int, context: SessionContext, request: URLRequest, delegate: (any SessionTaskDelegate)?,
+        refused: Bool = false
+    ) {
         self.identifier = identifier
         self.context = context
         self.originalRequest = request
-        if refused {
-            self.prepared = .failure(URLError.make(
+        self.delegate = delegate
+        self.refusal = refused
+            ? URLError.make(
                 .cancelled, url: request.url?.absoluteString,
-                reason: "The session was invalidated; create a new Session for new tasks."))
-        } else {
-            self.prepared = RequestPreparation.transferRequest(for: request, configuration: context.configuration)
-        }
-        self.transferID = CurlEngine.shared.makeTransferID()
+                reason: "The session was invalidated; create a new Session for new tasks.")
+            : nil
         let configuration = context.configuration
-        guarded = Mutex(Guarded(pipeline: TaskPipeline(
-            highWatermark: configuration.streamBufferHighWatermark,
-            lowWatermark: configuration.streamBufferLowWatermark)))
+        guarded = Mutex(Guarded(
+            pipeline: TaskPipeline(
+                highWatermark: configuration.streamBufferHighWatermark,
+                lowWatermark: configuration.streamBufferLowWatermark),
+            hop: HopState(request: request, credential: nil)))
     }
 
-    private var engine: CurlEngine { CurlEngine.shared }
+    var engine: CurlEngine { CurlEngine.shared }
 
-    private var failingURLString: String? { originalRequest.url?.absoluteString }
+    var failingURLString: String? { originalRequest.url?.absoluteString }
 
     // MARK: - Observed state
 
@@ -60,12 +83,12 @@ final class TaskCore: TransferDelegate, Sendable {
     var response: HTTPURLResponse? { guarded.withLock { $0.pipeline.response } }
     var error: URLError? { guarded.withLock { $0.pipeline.error } }
     var metrics: TaskMetrics? { guarded.withLock { $0.pipeline.metrics } }
+    var currentRequest: URLRequest { guarded.withLock { $0.hop.request } }
     var countOfBytesReceived: Int64 { guarded.withLock { $0.pipeline.bytesReceived } }
     var countOfBytesExpectedToReceive: Int64 { guarded.withLock { $0.pipeline.bytesExpectedToReceive } }
     var countOfBytesSent: Int64 { guarded.withLock { $0.pipeline.bytesSent } }
     var countOfBytesExpectedToSend: Int64 {
-        guard case .success(let request) = prepared else { return 0 }
-        return request.bodyLength ?? -1
+        guarded.withLock { Int64($0.hop.request.httpBody?.count ?? 0) }
     }
 
     var taskDescription: String? {
@@ -89,41 +112,45 @@ final class TaskCore: TransferDelegate, Sendable {
         }
     }
 
+    func attach(owner: SessionTask) {
+        guarded.withLock { $0.owner = owner }
+    }
+
     // MARK: - Control
 
     func resume() {
         let action = guarded.withLock { $0.pipeline.resume() }
         switch action {
         case .startTransfer:
-            switch prepared {
-            case .success(let request):
-                engine.start(transferID, in: context.engineID, request: request, delegate: self)
-            case .failure(let error):
-                complete(error: error, metrics: nil)
+            if let refusal {
+                complete(error: refusal, metrics: nil)
+            } else {
+                startHop(originalRequest, credential: nil)
             }
         case .resumeTransfer:
-            engine.resume(transferID, in: context.engineID)
+            if let id = guarded.withLock({ $0.transferID }) { engine.resume(id, in: context.engineID) }
         case .none:
             break
         }
     }
 
     func suspend() {
-        if case .suspendTransfer = guarded.withLock({ $0.pipeline.suspend() }) {
-            engine.suspend(transferID, in: context.engineID)
+        let (action, id) = guarded.withLock { ($0.pipeline.suspend(), $0.transferID) }
+        if case .suspendTransfer = action, let id {
+            engine.suspend(id, in: context.engineID)
         }
     }
 
     func cancel() {
         let error = URLError.make(.cancelled, url: failingURLString, reason: "The task was cancelled.")
-        let (action, wake) = guarded.withLock { guarded -> (TaskPipeline.CancelAction, Wake?) in
+        let (action, id, wake) = guarded.withLock { guarded -> (TaskPipeline.CancelAction, TransferID?, Wake?) in
             let action = guarded.pipeline.cancel(error: error)
-            guard case .finishWithoutTransfer(let end) = action else { return (action, nil) }
-            return (action, Self.wake(for: end, in: &guarded))
+            guard case .finishWithoutTransfer(let end) = action else { return (action, guarded.transferID, nil) }
+            return (action, guarded.transferID, Self.wake(for: end, in: &guarded))
         }
         switch action {
         case .cancelTransfer:
-            engine.cancel(transferID, in: context.engineID, error: error)
+            if let id { engine.cancel(id, in: context.engineID, error: error) }
         case .finishWithoutTransfer:
             context.unregister(identifier)
             wake?.run()
@@ -138,22 +165,56 @@ final class TaskCore: TransferDelegate, Sendable {
         guarded.withLock { $0.pipeline.collectBody(limit: limit) }
     }
 
+    // MARK: - Hops
+
+    /// Starts an engine transfer for `request`. Invalid requests (bad headers
+    /// from a redirect answer, say) end the task here, before anything is sent.
+    func startHop(_ request: URLRequest, credential: HopCredential?) {
+        let prepared = RequestPreparation.transferRequest(
+            for: request, configuration: context.configuration, credential: credential)
+        guard case .success(let transferRequest) = prepared else {
+            if case .failure(let error) = prepared { complete(error: error, metrics: nil) }
+            return
+        }
+        let id = engine.makeTransferID()
+        let (start, suspended) = guarded.withLock { guarded -> (Bool, Bool) in
+            guard guarded.pipeline.hopStarting() else { return (false, false) }
+            guarded.hop = HopState(request: request, credential: credential)
+            guarded.transferID = id
+            return (true, guarded.pipeline.state == .suspended)
+        }
+        guard start else { return }
+        engine.start(id, in: context.engineID, request: transferRequest, delegate: TransferObserver(core: self, id: id))
+        if suspended { engine.suspend(id, in: context.engineID) }
+    }
+
     // MARK: - Consumers
 
     /// The next event for `task.events`; nil at the end. Cancelling the calling
     /// Swift task cancels the transfer.
     func nextEvent() async throws -> TaskEvent? {
         if Task.isCancelled { cancel() }
+        // The decision handed out with the previous event takes its default now.
+        let outstanding = guarded.withLock { guarded -> (any PendingDecision)? in
+            defer { guarded.outstandingDecision = nil }
+            return guarded.outstandingDecision
+        }
+        outstanding?.settleWithDefault()
+
         let event = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TaskEvent?, any Error>) in
-                let action = guarded.withLock { guarded -> TaskPipeline.NextAction in
+                let (action, id) = guarded.withLock { guarded -> (TaskPipeline.NextAction, TransferID?) in
                     let action = guarded.pipeline.next()
-                    if case .wait = action { guarded.eventWaiter = continuation }
-                    return action
+                    switch action {
+                    case .wait: guarded.eventWaiter = continuation
+                    case .deliver(let event, _): guarded.outstandingDecision = event.decision
+                    default: break
+                    }
+                    return (action, guarded.transferID)
                 }
                 switch action {
                 case .deliver(let event, let resumeReceiving):
-                    if resumeReceiving { engine.resumeReceiving(transferID, in: context.engineID) }
+                    if resumeReceiving, let id { engine.resumeReceiving(id, in: context.engineID) }
                     continuation.resume(returning: event)
                 case .finishStream:
                     continuation.resume(returning: nil)
@@ -198,110 +259,37 @@ final class TaskCore: TransferDelegate, Sendable {
         }
     }
 
-    // MARK: - TransferDelegate (engine thread)
-
-    func transferDidReceiveHead(_ head: ResponseHead) {
-        let url = originalRequest.url ?? URL(fileURLWithPath: "/")
-        guard let response = ResponseConversion.httpResponse(head, url: url) else { return }
-        let wake = guarded.withLock { guarded in
-            let action = guarded.pipeline.receivedResponse(response)
-            if let progress = guarded.progress {
-                progress.totalUnitCount = guarded.pipeline.bytesExpectedToReceive
-            }
-            return Self.wake(for: action, in: &guarded)
-        }
-        wake?.run()
-    }
-
-    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict {
-        let (action, wake) = guarded.withLock { guarded in
-            let action: TaskPipeline.BodyAction
-            switch guarded.pipeline.consumer {
-            case .events:
-                action = guarded.pipeline.receivedBody(count: bytes.count) { Data(bytes) }
-            case .collect:
-                action = guarded.pipeline.receivedBodyToCollect(count: bytes.count) { $0.append(contentsOf: bytes) }
-            }
-            if let progress = guarded.progress {
-                progress.completedUnitCount = guarded.pipeline.bytesReceived
-            }
-            var wake: Wake?
-            if case .accept(let delivery) = action {
-                wake = Self.wake(for: delivery, in: &guarded)
-            }
-            return (action, wake)
-        }
-        switch action {
-        case .accept:
-            wake?.run()
-            return .accepted
-        case .pause:
-            return .pause
-        case .abort(let error):
-            return .abort(error)
-        }
-    }
-
-    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64) {
-        guarded.withLock {
-            $0.pipeline.sentBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected)
-        }
-    }
-
-    func transferDidComplete(_ outcome: TransferOutcome) {
-        let response = guarded.withLock { $0.pipeline.response }
-        let metrics = ResponseConversion.taskMetrics(
-            outcome.metrics, request: originalRequest, response: response, taskStart: createdAt)
-        complete(error: outcome.error, metrics: metrics)
-    }
-
     // MARK: - Ending
 
-    private func complete(error: URLError?, metrics: TaskMetrics?) {
+    func complete(error: URLError?, metrics: TaskMetrics?) {
         let wake = guarded.withLock { guarded in
-            Self.wake(for: guarded.pipeline.finish(error: error, metrics: metrics), in: &guarded)
+            guarded.transferID = nil
+            return Self.wake(for: guarded.pipeline.finish(error: error, metrics: metrics), in: &guarded)
         }
         context.unregister(identifier)
         wake?.run()
     }
 
-    /// A parked consumer to resume, taken out of the lock together with what
-    /// it gets, and resumed after the lock is released.
-    private enum Wake {
-        case event(CheckedContinuation<TaskEvent?, any Error>, Result<TaskEvent?, URLError>)
-        case collect(CheckedContinuation<Void, any Error>, Result<Void, URLError>)
-
-        func run() {
-            switch self {
-            case .event(let continuation, let result): continuation.resume(with: result)
-            case .collect(let continuation, let result): continuation.resume(with: result)
-            }
+    /// Ends the task successfully with the metrics collected over all hops.
+    func completeWithTransactions(error: URLError?) {
+        let metrics = guarded.withLock { guarded in
+            TaskMetrics(
+                taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
+                redirectCount: guarded.redirectCount,
+                transactionMetrics: guarded.transactions)
         }
-    }
-
-    private static func wake(for action: TaskPipeline.DeliveryAction, in guarded: inout Guarded) -> Wake? {
-        guard case .wakeConsumer(let event) = action, let waiter = guarded.eventWaiter else { return nil }
-        guarded.eventWaiter = nil
-        return .event(waiter, .success(event))
-    }
-
-    private static func wake(for action: TaskPipeline.EndAction, in guarded: inout Guarded) -> Wake? {
-        switch action {
-        case .wakeConsumer(let event):
-            guard let waiter = guarded.eventWaiter else { return nil }
-            guarded.eventWaiter = nil
-            return .event(waiter, .success(event))
-        case .endStream(let error):
-            guard let waiter = guarded.eventWaiter else { return nil }
-            guarded.eventWaiter = nil
-            return .event(waiter, error.map { .failure($0) } ?? .success(nil))
-        case .completeCollect:
-            guard let waiter = guarded.collectWaiter, let end = guarded.pipeline.end else { return nil }
-            guarded.collectWaiter = nil
-            return .collect(waiter, end)
-        case .none:
-            return nil
-        }
+        complete(error: error, metrics: metrics)
     }
 }
 
+extension TaskEvent {
+    /// The decision this event carries, if any.
+    var decision: (any PendingDecision)? {
+        switch self {
+        case .redirect(let decision): return decision.core
+        case .challenge(let decision): return decision.core
+        case .response(_, let decision): return decision.core
+        case .data, .metrics: return nil
+        }
+    }
+}

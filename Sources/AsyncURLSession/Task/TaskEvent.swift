@@ -11,8 +11,14 @@ import FoundationNetworking
 /// decisions, upload and download progress, the downloaded file): switch with
 /// a `default:` case.
 public enum TaskEvent: Sendable {
-    /// The final response head (never a 1xx). Comes once, before any `data`.
-    case response(HTTPURLResponse)
+    /// A 3xx with a Location. Answer the decision (follow, follow another
+    /// request, stop) or let the default apply when you pull the next event.
+    case redirect(RedirectDecision)
+    /// The server or a proxy asks for credentials (401/407).
+    case challenge(ChallengeDecision)
+    /// The final response head (never a 1xx), before any `data`. The decision
+    /// lets you cancel (default: allow).
+    case response(HTTPURLResponse, ResponseDecision)
     /// The next piece of the body, in order; the pieces concatenate to the body.
     case data(Data)
     /// Timings and sizes of the task, just before the stream ends.

@@ -44,6 +44,11 @@ struct TaskPipeline {
     private var consumerWaiting = false
     /// The engine was told to stop delivering body bytes.
     private(set) var receivePaused = false
+    /// An engine transfer is running for this task (false between hops, while
+    /// a redirect or challenge decision is pending).
+    private(set) var transferInFlight = false
+    /// Closed while handlers decide on the response: body bytes wait.
+    private var bodyGateClosed = false
 
     private(set) var response: HTTPURLResponse?
     private(set) var metrics: TaskMetrics?
@@ -87,6 +92,7 @@ struct TaskPipeline {
         switch lifecycle {
         case .created:
             lifecycle = .running
+            transferInFlight = true
             return .startTransfer
         case .suspended:
             lifecycle = .running
@@ -120,6 +126,10 @@ struct TaskPipeline {
         case .created:
             return .finishWithoutTransfer(finish(error: error, metrics: nil))
         case .running, .suspended:
+            guard transferInFlight else {
+                // Between hops (a decision pending): nothing to stop.
+                return .finishWithoutTransfer(finish(error: error, metrics: nil))
+            }
             lifecycle = .canceling
             // Bytes not yet consumed are dropped: cancel takes effect at once
             // even while the body arrives at full speed.
@@ -145,11 +155,42 @@ struct TaskPipeline {
         case none
     }
 
-    mutating func receivedResponse(_ response: HTTPURLResponse) -> DeliveryAction {
+    mutating func receivedResponse(_ response: HTTPURLResponse, decision: ResponseDecision) -> DeliveryAction {
         guard lifecycle != .canceling, lifecycle != .finished else { return .none }
         self.response = response
         if case .collect = consumer { return .none }
-        return enqueue(.response(response))
+        return enqueue(.response(response, decision))
+    }
+
+    /// A redirect or challenge event for an events consumer.
+    mutating func offer(_ event: TaskEvent) -> DeliveryAction {
+        guard lifecycle != .canceling, lifecycle != .finished, consumer == .events else { return .none }
+        return enqueue(event)
+    }
+
+    /// A hop's transfer ended without ending the task (a decision follows).
+    mutating func hopEnded() {
+        transferInFlight = false
+        receivePaused = false
+    }
+
+    /// Returns false when the task ended meanwhile (then no hop starts).
+    mutating func hopStarting() -> Bool {
+        guard lifecycle == .running || lifecycle == .suspended else { return false }
+        transferInFlight = true
+        return true
+    }
+
+    mutating func closeBodyGate() {
+        bodyGateClosed = true
+    }
+
+    /// Returns whether the engine must be told to resume receiving.
+    mutating func openBodyGate() -> Bool {
+        bodyGateClosed = false
+        guard receivePaused, queue.bufferedBytes <= lowWatermark else { return false }
+        receivePaused = false
+        return true
     }
 
     enum BodyAction {
@@ -172,7 +213,7 @@ struct TaskPipeline {
         case .created, .running, .suspended:
             break
         }
-        if queue.bufferedBytes >= highWatermark {
+        if bodyGateClosed || queue.bufferedBytes >= highWatermark {
             receivePaused = true
             return .pause
         }
@@ -184,6 +225,10 @@ struct TaskPipeline {
     mutating func receivedBodyToCollect(count: Int, append: (inout Data) -> Void) -> BodyAction {
         guard case .collect(let limit) = consumer else { preconditionFailure("not collecting") }
         guard lifecycle != .canceling, lifecycle != .finished else { return .abort(URLError(.cancelled)) }
+        if bodyGateClosed {
+            receivePaused = true
+            return .pause
+        }
         if collectedBody.count + count > limit {
             return .abort(URLError(
                 .dataLengthExceedsMaximum,
@@ -199,6 +244,24 @@ struct TaskPipeline {
         append(&collectedBody)
         bytesReceived += Int64(count)
         return .accept(.none)
+    }
+
+    /// The body of a held response that became the result (a redirect not
+    /// followed, a 401 not retried). Returns an error when it breaks the
+    /// collecting consumer's limit.
+    mutating func receivedHeldBody(_ body: Data) -> (DeliveryAction, URLError?) {
+        guard !body.isEmpty, lifecycle != .canceling, lifecycle != .finished else { return (.none, nil) }
+        bytesReceived += Int64(body.count)
+        switch consumer {
+        case .collect(let limit):
+            if collectedBody.count + body.count > limit {
+                return (.none, URLError(.dataLengthExceedsMaximum))
+            }
+            collectedBody.append(body)
+            return (.none, nil)
+        case .events:
+            return (enqueue(.data(body)), nil)
+        }
     }
 
     mutating func sentBody(totalBytesSent: Int64, totalBytesExpected: Int64) {
@@ -245,7 +308,7 @@ struct TaskPipeline {
     mutating func next() -> NextAction {
         if let event = queue.popFirst() {
             var resumeReceiving = false
-            if receivePaused && queue.bufferedBytes <= lowWatermark && lifecycle != .finished {
+            if receivePaused && !bodyGateClosed && queue.bufferedBytes <= lowWatermark && lifecycle != .finished {
                 receivePaused = false
                 resumeReceiving = true
             }

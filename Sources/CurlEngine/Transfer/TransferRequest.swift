@@ -8,6 +8,23 @@ package struct TransferRequest: Sendable {
         case data(Data)
     }
 
+    /// Credentials for one authentication method; libcurl runs that method's
+    /// exchange (Digest's nonce round trip, NTLM's handshake) inside the transfer.
+    package struct Authentication: Sendable {
+        package enum Scheme: Sendable {
+            case basic, digest, ntlm, negotiate
+        }
+        package var user: String
+        package var password: String
+        package var scheme: Scheme
+
+        package init(user: String, password: String, scheme: Scheme) {
+            self.user = user
+            self.password = password
+            self.scheme = scheme
+        }
+    }
+
     package var url: String
     package var method: String
     /// Header lines as they go on the wire, in order. An empty value is sent as
@@ -24,6 +41,7 @@ package struct TransferRequest: Sendable {
     /// The value for Accept-Encoding that libcurl both sends and decodes;
     /// "" means every encoding libcurl supports.
     package var acceptEncoding: String?
+    package var authentication: Authentication?
 
     package init(
         url: String,
@@ -33,7 +51,8 @@ package struct TransferRequest: Sendable {
         idleTimeout: Double,
         resourceTimeout: Double,
         trustRootsPEM: Data?,
-        acceptEncoding: String?
+        acceptEncoding: String?,
+        authentication: Authentication? = nil
     ) {
         self.url = url
         self.method = method
@@ -43,6 +62,7 @@ package struct TransferRequest: Sendable {
         self.resourceTimeout = resourceTimeout
         self.trustRootsPEM = trustRootsPEM
         self.acceptEncoding = acceptEncoding
+        self.authentication = authentication
     }
 
     /// Bytes the body will send, or nil when unknown.

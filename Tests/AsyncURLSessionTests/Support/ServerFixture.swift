@@ -3,6 +3,7 @@ import Foundation
 import LoopbackServer
 
 /// Starts a loopback server for one test and always shuts it down.
+@discardableResult
 func withServer<T: Sendable>(
     _ options: LoopbackServer.Options = LoopbackServer.Options(),
     timeLimit: Double = 30,
@@ -34,6 +35,8 @@ struct RecordedEvents: Sendable {
     var body = Data()
     var metrics: TaskMetrics?
     var error: (any Error)?
+    var redirects: [Int] = []
+    var challenges: [String] = []
 }
 
 func record(_ task: SessionTask) async -> RecordedEvents {
@@ -41,9 +44,15 @@ func record(_ task: SessionTask) async -> RecordedEvents {
     do {
         for try await event in task.events {
             switch event {
-            case .response(let response):
+            case .response(let response, _):
                 recorded.kinds.append("response")
                 recorded.response = response
+            case .redirect(let decision):
+                recorded.kinds.append("redirect")
+                recorded.redirects.append(decision.response.statusCode)
+            case .challenge(let decision):
+                recorded.kinds.append("challenge")
+                recorded.challenges.append(decision.protectionSpace.authenticationMethod)
             case .data(let chunk):
                 if recorded.kinds.last != "data" { recorded.kinds.append("data") }
                 recorded.body.append(chunk)

@@ -1,0 +1,35 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// Credentials a session remembers per protection space (the ones answered
+/// with persistence `.forSession` or `.permanent`). In memory for now:
+/// persistent storage for default sessions comes with the storage work.
+final class CredentialStore: Sendable {
+    private let credentials = Mutex<[String: URLCredential]>([:])
+
+    static func key(for space: URLProtectionSpace) -> String {
+        "\(space.protocol ?? "")://\(space.host.lowercased()):\(space.port)|\(space.realm ?? "")|\(space.authenticationMethod)"
+    }
+
+    func credential(for space: URLProtectionSpace) -> URLCredential? {
+        credentials.withLock { $0[Self.key(for: space)] }
+    }
+
+    func set(_ credential: URLCredential, for space: URLProtectionSpace) {
+        credentials.withLock { $0[Self.key(for: space)] = credential }
+    }
+
+    func remove(for space: URLProtectionSpace) {
+        credentials.withLock { $0[Self.key(for: space)] = nil }
+    }
+}
+
+/// The credential a hop sends, and with which method.
+struct HopCredential: Sendable {
+    var credential: URLCredential
+    /// An NSURLAuthenticationMethod* name.
+    var method: String
+}

@@ -1,0 +1,105 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One request/response exchange of a task ("hop"): the first request, then
+/// one per followed redirect or authentication retry. It decides, for each
+/// response head, whether the consumer sees it now or whether it is held back
+/// because a decision comes first (redirect, challenge), and where body bytes
+/// go meanwhile. A value type without side effects.
+struct HopState {
+    /// Why a response is held back.
+    enum HeldKind {
+        /// A 3xx with a usable Location: a redirect decision follows at the hop's end.
+        case redirect(proposed: URLRequest, isDowngrade: Bool)
+        /// A 401/407 to a request sent without credentials: a challenge follows.
+        case challenge
+        /// A 401/407 to a request sent WITH credentials: libcurl may still be
+        /// running its own exchange (Digest, NTLM) inside the transfer, so this
+        /// head is provisional until body bytes or the end show it is final.
+        case provisionalAuthFailure
+    }
+
+    struct Held {
+        var response: HTTPURLResponse
+        var kind: HeldKind
+        var body = Data()
+    }
+
+    let request: URLRequest
+    let credential: HopCredential?
+    private(set) var held: Held?
+    /// Body of a held response is kept up to this size; a larger one is not
+    /// followed or retried but delivered as the response, so nothing is lost.
+    static let heldBodyLimit = 1 << 20
+
+    init(request: URLRequest, credential: HopCredential?) {
+        self.request = request
+        self.credential = credential
+    }
+
+    enum HeadVerdict {
+        case deliver(HTTPURLResponse)
+        case hold
+    }
+
+    mutating func receivedHead(_ response: HTTPURLResponse) -> HeadVerdict {
+        held = nil
+        let status = response.statusCode
+        if status == 401 || status == 407 {
+            if credential != nil {
+                held = Held(response: response, kind: .provisionalAuthFailure)
+                return .hold
+            }
+            if !Self.challenges(in: response).isEmpty {
+                held = Held(response: response, kind: .challenge)
+                return .hold
+            }
+            return .deliver(response)
+        }
+        if case .redirect(let proposed, let isDowngrade) = RedirectPolicy.evaluate(response: response, request: request) {
+            held = Held(response: response, kind: .redirect(proposed: proposed, isDowngrade: isDowngrade))
+            return .hold
+        }
+        return .deliver(response)
+    }
+
+    enum BodyVerdict {
+        /// Not held: the bytes are the response body.
+        case deliver
+        /// Kept with the held response.
+        case kept
+        /// The held response turned out to be the result (its body is too
+        /// large to hold, or libcurl wrote the body of a 401 it will not
+        /// retry): deliver it and what was kept, then these bytes.
+        case releaseHeld(HTTPURLResponse, Data)
+    }
+
+    mutating func receivedBody(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict {
+        guard var current = held else { return .deliver }
+        if case .provisionalAuthFailure = current.kind {
+            // libcurl writes a 401's body only when it is the final answer.
+            current.kind = .challenge
+        }
+        if current.body.count + bytes.count > Self.heldBodyLimit {
+            held = nil
+            return .releaseHeld(current.response, current.body)
+        }
+        current.body.append(contentsOf: bytes)
+        held = current
+        return .kept
+    }
+
+    /// The held response was published as the result.
+    mutating func releaseHeld() {
+        held = nil
+    }
+
+    /// The challenges a 401 (WWW-Authenticate) or 407 (Proxy-Authenticate) offers.
+    static func challenges(in response: HTTPURLResponse) -> [AuthenticationChallenge] {
+        let field = response.statusCode == 407 ? "Proxy-Authenticate" : "WWW-Authenticate"
+        guard let value = response.value(forHTTPHeaderField: field) else { return [] }
+        return AuthenticationChallenge.parse([value])
+    }
+}

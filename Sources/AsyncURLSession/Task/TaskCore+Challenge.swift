@@ -1,0 +1,82 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension TaskCore {
+    /// Attempts per protection space before a 401 is simply the result, so a
+    /// handler that keeps answering with a wrong password cannot loop forever.
+    static let maximumAuthenticationAttempts = 5
+
+    /// The user and password written in the task's URL, if any.
+    private func urlCredential() -> URLCredential? {
+        guard let user = originalRequest.url?.user, let password = originalRequest.url?.password else { return nil }
+        return URLCredential(user: user, password: password, persistence: .forSession)
+    }
+
+    /// A hop ended on a 401/407: offer a challenge for the first method the
+    /// server offered that we speak and nobody rejected.
+    func offerChallenge(_ held: HopState.Held) {
+        let (request, usedCredential, rejected) = guarded.withLock { guarded in
+            (guarded.hop.request, guarded.hop.credential, guarded.rejectedMethods)
+        }
+        let isProxy = held.response.statusCode == 407
+        let offered = HopState.challenges(in: held.response).filter { challenge in
+            guard let method = challenge.authenticationMethod else { return false }
+            return !rejected.contains(method)
+        }
+        guard let challenge = offered.first, let method = challenge.authenticationMethod, let url = request.url,
+            !isProxy || usedCredential == nil
+        else {
+            stopAtHeldResponse(held)
+            return
+        }
+        let space = URLProtectionSpace(
+            host: url.host ?? "", port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80),
+            protocol: url.scheme?.lowercased(), realm: challenge.realm, authenticationMethod: method)
+        let key = CredentialStore.key(for: space)
+        let failures = guarded.withLock { guarded -> Int in
+            if usedCredential != nil { guarded.failureCounts[key, default: 0] += 1 }
+            return guarded.failureCounts[key, default: 0]
+        }
+        guard failures < Self.maximumAuthenticationAttempts else {
+            stopAtHeldResponse(held)
+            return
+        }
+        // Default handling proposes a stored credential, else the URL's
+        // user:password, and only before one has failed here.
+        let proposed = context.credentials.credential(for: space) ?? urlCredential()
+        let decision = ChallengeDecision(
+            protectionSpace: space, proposedCredential: proposed, previousFailureCount: failures,
+            failureResponse: held.response)
+        decision.core.onSettle { [weak self] answer in
+            guard let self else { return }
+            switch answer {
+            case .useCredential(let credential):
+                if isProxy {
+                    // No proxy is configured, so there is nobody to send it to.
+                    stopAtHeldResponse(held)
+                    return
+                }
+                if credential.persistence != .none { context.credentials.set(credential, for: space) }
+                startHop(request, credential: HopCredential(credential: credential, method: method))
+            case .performDefaultHandling:
+                if let proposed, failures == 0, !isProxy {
+                    startHop(request, credential: HopCredential(credential: proposed, method: method))
+                } else {
+                    stopAtHeldResponse(held)
+                }
+            case .cancel:
+                completeWithTransactions(error: URLError.make(
+                    .cancelled, url: failingURLString, reason: "The authentication challenge was cancelled."))
+            case .rejectProtectionSpace:
+                guarded.withLock { _ = $0.rejectedMethods.insert(method) }
+                offerChallenge(held)
+            }
+        }
+        offerDecision(.challenge(decision), decision.core) { handler, task in
+            await handler.task(task, didReceive: decision)
+        }
+    }
+}

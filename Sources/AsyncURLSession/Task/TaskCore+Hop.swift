@@ -1,0 +1,230 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a hop's transfer ended, kept while response handlers still decide.
+enum HopEnd: Sendable {
+    case success
+    case failure(URLError)
+}
+
+/// The engine side of a task's hops: response heads, body bytes, and what
+/// happens when a hop's transfer ends (the task ends, or a redirect or
+/// challenge decision is offered).
+extension TaskCore {
+    var hasHandlers: Bool { delegate != nil || context.delegate != nil }
+
+    // MARK: - Engine callbacks (engine thread)
+
+    func hopDidReceiveHead(_ head: ResponseHead, id: TransferID) {
+        let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
+            guard guarded.transferID == id, let url = guarded.hop.request.url,
+                let response = ResponseConversion.httpResponse(head, url: url)
+            else { return nil }
+            return guarded.hop.receivedHead(response)
+        }
+        if case .deliver(let response) = verdict {
+            deliverFinalResponse(response, heldBody: nil)
+        }
+    }
+
+    func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: TransferID) -> BodyVerdict {
+        enum Outcome {
+            case verdict(BodyVerdict, Wake?)
+            case release(HTTPURLResponse, Data)
+        }
+        let outcome = guarded.withLock { guarded -> Outcome in
+            guard guarded.transferID == id else { return .verdict(.abort(URLError(.cancelled)), nil) }
+            switch guarded.hop.receivedBody(bytes) {
+            case .kept:
+                return .verdict(.accepted, nil)
+            case .releaseHeld(let response, let body):
+                return .release(response, body)
+            case .deliver:
+                break
+            }
+            let action: TaskPipeline.BodyAction
+            switch guarded.pipeline.consumer {
+            case .events:
+                action = guarded.pipeline.receivedBody(count: bytes.count) { Data(bytes) }
+            case .collect:
+                action = guarded.pipeline.receivedBodyToCollect(count: bytes.count) { $0.append(contentsOf: bytes) }
+            }
+            if let progress = guarded.progress {
+                progress.completedUnitCount = guarded.pipeline.bytesReceived
+            }
+            switch action {
+            case .accept(let delivery): return .verdict(.accepted, Self.wake(for: delivery, in: &guarded))
+            case .pause: return .verdict(.pause, nil)
+            case .abort(let error): return .verdict(.abort(error), nil)
+            }
+        }
+        switch outcome {
+        case .verdict(let verdict, let wake):
+            wake?.run()
+            return verdict
+        case .release(let response, let body):
+            // The held response is the result after all; these bytes follow it.
+            deliverFinalResponse(response, heldBody: body)
+            return hopDidReceiveBody(bytes, id: id)
+        }
+    }
+
+    func hopDidComplete(_ outcome: TransferOutcome, id: TransferID) {
+        let next = guarded.withLock { guarded -> (HopEnd, HopState.Held?)? in
+            guard guarded.transferID == id else { return nil }
+            guarded.transferID = nil
+            guarded.pipeline.hopEnded()
+            guarded.transactions.append(ResponseConversion.transactionMetrics(
+                outcome.metrics, request: guarded.hop.request,
+                response: guarded.hop.held?.response ?? guarded.pipeline.response))
+            let end: HopEnd = outcome.error.map { .failure($0) } ?? .success
+            if guarded.responseHandlersRunning {
+                // The response is not published yet: end after it.
+                guarded.pendingHopEnd = end
+                return nil
+            }
+            return (end, guarded.hop.held)
+        }
+        guard let (end, held) = next else { return }
+        finishHop(end, held: held)
+    }
+
+    func finishHop(_ end: HopEnd, held: HopState.Held?) {
+        if case .failure(let error) = end {
+            completeWithTransactions(error: error)
+            return
+        }
+        guard let held else {
+            completeWithTransactions(error: nil)
+            return
+        }
+        switch held.kind {
+        case .redirect(let proposed, let isDowngrade):
+            offerRedirect(held, proposed: proposed, isDowngrade: isDowngrade)
+        case .challenge, .provisionalAuthFailure:
+            offerChallenge(held)
+        }
+    }
+
+    // MARK: - Publishing the response
+
+    /// Offers the final response (with a decision) to handlers and consumer;
+    /// body bytes wait while handlers decide.
+    func deliverFinalResponse(_ response: HTTPURLResponse, heldBody: Data?) {
+        let decision = ResponseDecision()
+        decision.core.onSettle { [weak self] answer in
+            if answer == .cancel { self?.cancel() }
+        }
+        guard hasHandlers else {
+            publishResponse(response, decision: decision, heldBody: heldBody, afterHandlers: false)
+            return
+        }
+        guarded.withLock { guarded in
+            guarded.pipeline.closeBodyGate()
+            guarded.responseHandlersRunning = true
+        }
+        askHandlers(decision.core) { handler, task in
+            await handler.task(task, didReceive: response, decision: decision)
+        } then: { [self] in
+            publishResponse(response, decision: decision, heldBody: heldBody, afterHandlers: true)
+        }
+    }
+
+    private func publishResponse(
+        _ response: HTTPURLResponse, decision: ResponseDecision, heldBody: Data?, afterHandlers: Bool
+    ) {
+        struct Published {
+            var wake: Wake?
+            var bodyError: URLError?
+            var resumeReceiving: TransferID?
+            var pendingEnd: (HopEnd, HopState.Held?)?
+            var collecting = false
+        }
+        let published = guarded.withLock { guarded -> Published in
+            var result = Published()
+            result.wake = Self.wake(for: guarded.pipeline.receivedResponse(response, decision: decision), in: &guarded)
+            if let progress = guarded.progress {
+                progress.totalUnitCount = guarded.pipeline.bytesExpectedToReceive
+            }
+            if let heldBody {
+                let (delivery, error) = guarded.pipeline.receivedHeldBody(heldBody)
+                result.bodyError = error
+                if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
+            }
+            if afterHandlers {
+                guarded.responseHandlersRunning = false
+                if guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.transferID }
+            }
+            // A hop that ended before (or as) its response was published.
+            if let end = guarded.pendingHopEnd {
+                guarded.pendingHopEnd = nil
+                result.pendingEnd = (end, guarded.hop.held)
+            }
+            result.collecting = guarded.pipeline.consumer != .events
+            return result
+        }
+        // With no events consumer there is nobody left to answer.
+        if published.collecting { decision.core.settleWithDefault() }
+        published.wake?.run()
+        if let id = published.resumeReceiving { engine.resumeReceiving(id, in: context.engineID) }
+        if let error = published.bodyError {
+            cancelWith(error)
+        } else if let (end, held) = published.pendingEnd {
+            finishHop(end, held: held)
+        }
+    }
+
+    /// Ends the task with `error` whether or not a transfer runs.
+    private func cancelWith(_ error: URLError) {
+        let id = guarded.withLock { $0.transferID }
+        if let id {
+            engine.cancel(id, in: context.engineID, error: error)
+        } else {
+            completeWithTransactions(error: error)
+        }
+    }
+
+    // MARK: - Handlers
+
+    /// Asks the task's handler, then the session's, until one answers; then `then`.
+    func askHandlers(
+        _ decision: any PendingDecision,
+        _ ask: @escaping @Sendable (any SessionTaskDelegate, SessionTask) async -> Void,
+        then: @escaping @Sendable () -> Void
+    ) {
+        let handlers = [delegate, context.delegate].compactMap { $0 }
+        let owner = guarded.withLock { $0.owner }
+        Task {
+            if let owner {
+                for handler in handlers where !decision.isSettled {
+                    await ask(handler, owner)
+                }
+            }
+            then()
+        }
+    }
+
+    /// Hands a redirect or challenge to the handlers, then to the events
+    /// consumer; with nobody left to ask, it takes its default at once.
+    func offerDecision(
+        _ event: TaskEvent, _ decision: any PendingDecision,
+        ask: @escaping @Sendable (any SessionTaskDelegate, SessionTask) async -> Void
+    ) {
+        let publish: @Sendable () -> Void = { [self] in
+            let (wake, toConsumer) = guarded.withLock { guarded -> (Wake?, Bool) in
+                let toConsumer = guarded.pipeline.consumer == .events
+                return (Self.wake(for: guarded.pipeline.offer(event), in: &guarded), toConsumer)
+            }
+            if !toConsumer { decision.settleWithDefault() }
+            wake?.run()
+        }
+        if hasHandlers {
+            askHandlers(decision, ask, then: publish)
+        } else {
+            publish()
+        }
+    }
+}

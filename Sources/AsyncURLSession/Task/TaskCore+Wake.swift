@@ -1,0 +1,46 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension TaskCore {
+    /// A parked consumer to resume, taken out of the lock together with what
+    /// it gets, and resumed after the lock is released.
+    enum Wake {
+        case event(CheckedContinuation<TaskEvent?, any Error>, Result<TaskEvent?, URLError>)
+        case collect(CheckedContinuation<Void, any Error>, Result<Void, URLError>)
+
+        func run() {
+            switch self {
+            case .event(let continuation, let result): continuation.resume(with: result)
+            case .collect(let continuation, let result): continuation.resume(with: result)
+            }
+        }
+    }
+
+    static func wake(for action: TaskPipeline.DeliveryAction, in guarded: inout Guarded) -> Wake? {
+        guard case .wakeConsumer(let event) = action, let waiter = guarded.eventWaiter else { return nil }
+        guarded.eventWaiter = nil
+        guarded.outstandingDecision = event.decision
+        return .event(waiter, .success(event))
+    }
+
+    static func wake(for action: TaskPipeline.EndAction, in guarded: inout Guarded) -> Wake? {
+        switch action {
+        case .wakeConsumer(let event):
+            guard let waiter = guarded.eventWaiter else { return nil }
+            guarded.eventWaiter = nil
+            return .event(waiter, .success(event))
+        case .endStream(let error):
+            guard let waiter = guarded.eventWaiter else { return nil }
+            guarded.eventWaiter = nil
+            return .event(waiter, error.map { .failure($0) } ?? .success(nil))
+        case .completeCollect:
+            guard let waiter = guarded.collectWaiter, let end = guarded.pipeline.end else { return nil }
+            guarded.collectWaiter = nil
+            return .collect(waiter, end)
+        case .none:
+            return nil
+        }
+    }
+}
