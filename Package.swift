@@ -54,7 +54,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine"]),
-        .testTarget(name: "AsyncURLSessionTests", dependencies: ["AsyncURLSession", "LoopbackServer"]),
+        .testTarget(
+            name: "AsyncURLSessionTests",
+            dependencies: [
+                "AsyncURLSession",
+                "LoopbackServer",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer"]),
     ]
 )

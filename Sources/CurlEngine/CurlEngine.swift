@@ -102,6 +102,11 @@ package final class CurlEngine: Sendable {
         commands.enqueue(.resumeReceiving(id, session))
     }
 
+    /// A body stream's producer wrote bytes: send again.
+    package func resumeSending(_ id: TransferID, in session: EngineSessionID) {
+        commands.enqueue(.resumeSending(id, session))
+    }
+
     /// Cancels a transfer. Its delegate is told `URLError(.cancelled)` unless the
     /// transfer already finished.
     package func cancel(_ id: TransferID, in session: EngineSessionID, error: URLError) {

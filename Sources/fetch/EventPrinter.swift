@@ -20,6 +20,11 @@ struct EventPrinter {
         case .challenge(let decision):
             let space = decision.protectionSpace
             return "challenge: \(space.authenticationMethod) realm \(space.realm ?? "-") (default handling)"
+        case .needBodyStream:
+            return "needBodyStream: no stream provided by fetch"
+        case .uploadProgress(let progress):
+            let expected = progress.totalBytesExpected >= 0 ? "\(progress.totalBytesExpected)" : "?"
+            return "uploadProgress: +\(progress.bytes) bytes, \(progress.totalBytes) of \(expected)"
         case .response(let response, _):
             let length = response.expectedContentLength >= 0 ? "\(response.expectedContentLength) bytes" : "length unknown"
             return "response: \(response.statusCode), \(length)"

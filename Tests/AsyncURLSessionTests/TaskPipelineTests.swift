@@ -93,7 +93,8 @@ import Testing
             case .deliver(.response, _): kinds.append("response")
             case .deliver(.data, _): kinds.append("data")
             case .deliver(.metrics, _): kinds.append("metrics")
-            case .deliver(.redirect, _), .deliver(.challenge, _): kinds.append("decision")
+            case .deliver(.redirect, _), .deliver(.challenge, _), .deliver(.needBodyStream, _): kinds.append("decision")
+            case .deliver(.uploadProgress, _): kinds.append("progress")
             case .finishStream: kinds.append("end"); break loop
             case .failStream, .wait: Issue.record("unexpected"); break loop
             }

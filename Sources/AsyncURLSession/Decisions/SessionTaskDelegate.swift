@@ -15,10 +15,12 @@ public protocol SessionTaskDelegate: AnyObject, Sendable {
     func task(_ task: SessionTask, willPerformRedirection decision: RedirectDecision) async
     func task(_ task: SessionTask, didReceive challenge: ChallengeDecision) async
     func task(_ task: SessionTask, didReceive response: HTTPURLResponse, decision: ResponseDecision) async
+    func task(_ task: SessionTask, needsBodyStream decision: BodyStreamDecision) async
 }
 
 extension SessionTaskDelegate {
     public func task(_ task: SessionTask, willPerformRedirection decision: RedirectDecision) async {}
     public func task(_ task: SessionTask, didReceive challenge: ChallengeDecision) async {}
     public func task(_ task: SessionTask, didReceive response: HTTPURLResponse, decision: ResponseDecision) async {}
+    public func task(_ task: SessionTask, needsBodyStream decision: BodyStreamDecision) async {}
 }

@@ -15,7 +15,8 @@ enum RequestPreparation {
     static let defaultRequestTimeout: TimeInterval = 60
 
     static func transferRequest(
-        for request: URLRequest, configuration: SessionConfiguration, credential: HopCredential? = nil
+        for request: URLRequest, configuration: SessionConfiguration, credential: HopCredential? = nil,
+        body: TransferRequest.Body
     ) -> Result<TransferRequest, URLError> {
         guard let url = request.url else {
             return .failure(URLError.make(.badURL, url: nil, reason: "The request has no URL."))
@@ -39,12 +40,8 @@ enum RequestPreparation {
         var headers: [(name: String, value: String)] = []
         var acceptEncoding: String? = ""
         var hasUserAgent = false
-        let body = request.httpBody
-        if request.httpBodyStream != nil {
-            return .failure(URLError.make(
-                .requestBodyStreamExhausted, url: urlString,
-                reason: "httpBodyStream is not supported by data tasks yet; set httpBody instead."))
-        }
+        let hasBody: Bool
+        if case .none = body { hasBody = false } else { hasBody = true }
 
         // Request headers first, then configuration headers the request lacks.
         let requestFields = request.allHTTPHeaderFields ?? [:]
@@ -68,7 +65,7 @@ enum RequestPreparation {
             case "content-length", "transfer-encoding":
                 // Derived from the body by libcurl; a second copy would make
                 // the request ambiguous (request smuggling).
-                if body != nil { continue }
+                if hasBody { continue }
             case "user-agent":
                 hasUserAgent = true
             default:
@@ -86,7 +83,7 @@ enum RequestPreparation {
             url: urlString,
             method: method,
             headers: headers,
-            body: body.map { .data($0) } ?? .none,
+            body: body,
             idleTimeout: idle,
             resourceTimeout: configuration.timeoutIntervalForResource,
             trustRootsPEM: configuration.tlsTrustRootsPEM,

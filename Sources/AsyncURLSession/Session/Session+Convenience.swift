@@ -11,17 +11,34 @@ extension Session {
     public nonisolated func data(
         for request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
     ) async throws -> (Data, URLResponse) {
-        let task = dataTask(with: request, delegate: delegate)
-        task.core.useCollectingConsumer()
-        task.resume()
-        let (data, response) = try await task.core.collect()
-        return (data, response)
+        try await collect(dataTask(with: request, delegate: delegate))
     }
 
     public nonisolated func data(
         from url: URL, delegate: (any SessionTaskDelegate)? = nil
     ) async throws -> (Data, URLResponse) {
         try await data(for: URLRequest(url: url), delegate: delegate)
+    }
+
+    /// Uploads `bodyData` and returns the response body, as `URLSession.upload(for:from:)`.
+    public nonisolated func upload(
+        for request: URLRequest, from bodyData: Data, delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        try await collect(uploadTask(with: request, from: bodyData, delegate: delegate))
+    }
+
+    /// Uploads a file, read as it is sent, as `URLSession.upload(for:fromFile:)`.
+    public nonisolated func upload(
+        for request: URLRequest, fromFile fileURL: URL, delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (Data, URLResponse) {
+        try await collect(uploadTask(with: request, fromFile: fileURL, delegate: delegate))
+    }
+
+    private nonisolated func collect(_ task: SessionTask) async throws -> (Data, URLResponse) {
+        task.core.useCollectingConsumer()
+        task.resume()
+        let (data, response) = try await task.core.collect()
+        return (data, response)
     }
 
     /// The response as soon as its head arrives, and the body as a sequence

@@ -48,20 +48,61 @@ public actor Session {
     public nonisolated func dataTask(
         with request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
     ) -> SessionTask {
+        makeTask(request, kind: .data, upload: .none, delegate: delegate)
+    }
+
+    public nonisolated func dataTask(with url: URL, delegate: (any SessionTaskDelegate)? = nil) -> SessionTask {
+        dataTask(with: URLRequest(url: url), delegate: delegate)
+    }
+
+    /// An upload of `bodyData`. The method is the request's (GET becomes
+    /// POST); Content-Length comes from the data.
+    public nonisolated func uploadTask(
+        with request: URLRequest, from bodyData: Data, delegate: (any SessionTaskDelegate)? = nil
+    ) -> SessionTask {
+        makeTask(Self.uploadRequest(request), kind: .upload, upload: .data(bodyData), delegate: delegate)
+    }
+
+    /// An upload read from disk as it is sent, never loaded whole. A file that
+    /// does not exist or cannot be read fails the task before anything is sent
+    /// (`.fileDoesNotExist`, `.noPermissionsToReadFile`).
+    public nonisolated func uploadTask(
+        with request: URLRequest, fromFile fileURL: URL, delegate: (any SessionTaskDelegate)? = nil
+    ) -> SessionTask {
+        makeTask(Self.uploadRequest(request), kind: .upload, upload: .file(fileURL), delegate: delegate)
+    }
+
+    /// An upload whose body is asked for with a `needBodyStream` event (or a
+    /// handler's `task(_:needsBodyStream:)`), at start and on every re-send.
+    /// Sent chunked unless the request has a Content-Length.
+    public nonisolated func uploadTask(
+        withStreamedRequest request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
+    ) -> SessionTask {
+        makeTask(Self.uploadRequest(request), kind: .upload, upload: .streamed, delegate: delegate)
+    }
+
+    nonisolated func makeTask(
+        _ request: URLRequest, kind: TaskKind, upload: UploadSource, delegate: (any SessionTaskDelegate)?
+    ) -> SessionTask {
         if let core = context.register({
-            TaskCore(identifier: $0, context: context, request: request, delegate: delegate)
+            TaskCore(identifier: $0, context: context, request: request, delegate: delegate, kind: kind, upload: upload)
         }) {
             return SessionTask(core: core)
         }
         // Invalidated: a task that fails at once with a clear error.
         let core = TaskCore(
             identifier: context.nextRefusedIdentifier(), context: context, request: request, delegate: delegate,
-            refused: true)
+            kind: kind, upload: upload, refused: true)
         return SessionTask(core: core)
     }
 
-    public nonisolated func dataTask(with url: URL, delegate: (any SessionTaskDelegate)? = nil) -> SessionTask {
-        dataTask(with: URLRequest(url: url), delegate: delegate)
+    /// Upload tasks send a body; a GET with a body is not what anyone means.
+    private static func uploadRequest(_ request: URLRequest) -> URLRequest {
+        var request = request
+        if (request.httpMethod ?? "GET").uppercased() == "GET" { request.httpMethod = "POST" }
+        request.httpBody = nil
+        request.httpBodyStream = nil
+        return request
     }
 
     // MARK: - Credentials

@@ -29,6 +29,19 @@ struct EventQueue {
         return event
     }
 
+    /// Folds a progress event into a progress event of the same kind at the
+    /// tail, if there is one. Returns whether it did.
+    mutating func mergeProgress(_ event: TaskEvent) -> Bool {
+        guard head < storage.count, let last = storage.last else { return false }
+        switch (last, event) {
+        case (.uploadProgress(let old), .uploadProgress(let new)):
+            storage[storage.count - 1] = .uploadProgress(old.merged(with: new))
+            return true
+        default:
+            return false
+        }
+    }
+
     mutating func removeAll() {
         storage.removeAll()
         head = 0

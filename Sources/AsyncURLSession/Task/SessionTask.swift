@@ -37,6 +37,8 @@ public final class SessionTask: Sendable {
         if core.state != .completed { core.cancel() }
     }
 
+    public var kind: TaskKind { core.kind }
+
     /// Unique among the tasks of its session.
     public var taskIdentifier: Int { core.identifier }
     public var originalRequest: URLRequest? { core.originalRequest }

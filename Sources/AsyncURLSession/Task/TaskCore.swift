@@ -19,6 +19,8 @@ final class TaskCore: Sendable {
     let originalRequest: URLRequest
     /// Task-level handler (Apple's per-task delegate); the session's comes after it.
     let delegate: (any SessionTaskDelegate)?
+    let kind: TaskKind
+    let upload: UploadSource
     let createdAt = Date()
     let guarded: Mutex<Guarded>
     private let refusal: URLError?
@@ -48,15 +50,19 @@ final class TaskCore: Sendable {
         var responseHandlersRunning = false
         /// A hop that ended while response handlers were still deciding.
         var pendingHopEnd: HopEnd?
+        /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
+        var usedRequestBodyStream = false
     }
 
     /// - Parameter refused: set for a task asked of an invalidated session; it
     ///   fails with a clear error when resumed.
     init(
         identifier: Int, context: SessionContext, request: URLRequest, delegate: (any SessionTaskDelegate)?,
-        refused: Bool = false
+        kind: TaskKind = .data, upload: UploadSource = .none, refused: Bool = false
     ) {
         self.identifier = identifier
+        self.kind = kind
+        self.upload = upload
         self.context = context
         self.originalRequest = request
         self.delegate = delegate
@@ -87,9 +93,7 @@ final class TaskCore: Sendable {
     var countOfBytesReceived: Int64 { guarded.withLock { $0.pipeline.bytesReceived } }
     var countOfBytesExpectedToReceive: Int64 { guarded.withLock { $0.pipeline.bytesExpectedToReceive } }
     var countOfBytesSent: Int64 { guarded.withLock { $0.pipeline.bytesSent } }
-    var countOfBytesExpectedToSend: Int64 {
-        guarded.withLock { Int64($0.hop.request.httpBody?.count ?? 0) }
-    }
+    var countOfBytesExpectedToSend: Int64 { guarded.withLock { $0.pipeline.bytesExpectedToSend } }
 
     var taskDescription: String? {
         get { guarded.withLock { $0.taskDescription } }
@@ -163,29 +167,6 @@ final class TaskCore: Sendable {
     func useCollectingConsumer() {
         let limit = context.configuration.maximumCollectedBodySize
         guarded.withLock { $0.pipeline.collectBody(limit: limit) }
-    }
-
-    // MARK: - Hops
-
-    /// Starts an engine transfer for `request`. Invalid requests (bad headers
-    /// from a redirect answer, say) end the task here, before anything is sent.
-    func startHop(_ request: URLRequest, credential: HopCredential?) {
-        let prepared = RequestPreparation.transferRequest(
-            for: request, configuration: context.configuration, credential: credential)
-        guard case .success(let transferRequest) = prepared else {
-            if case .failure(let error) = prepared { complete(error: error, metrics: nil) }
-            return
-        }
-        let id = engine.makeTransferID()
-        let (start, suspended) = guarded.withLock { guarded -> (Bool, Bool) in
-            guard guarded.pipeline.hopStarting() else { return (false, false) }
-            guarded.hop = HopState(request: request, credential: credential)
-            guarded.transferID = id
-            return (true, guarded.pipeline.state == .suspended)
-        }
-        guard start else { return }
-        engine.start(id, in: context.engineID, request: transferRequest, delegate: TransferObserver(core: self, id: id))
-        if suspended { engine.suspend(id, in: context.engineID) }
     }
 
     // MARK: - Consumers
@@ -289,7 +270,8 @@ extension TaskEvent {
         case .redirect(let decision): return decision.core
         case .challenge(let decision): return decision.core
         case .response(_, let decision): return decision.core
-        case .data, .metrics: return nil
+        case .needBodyStream(let decision): return decision.core
+        case .data, .metrics, .uploadProgress: return nil
         }
     }
 }

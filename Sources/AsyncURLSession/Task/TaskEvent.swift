@@ -16,6 +16,12 @@ public enum TaskEvent: Sendable {
     case redirect(RedirectDecision)
     /// The server or a proxy asks for credentials (401/407).
     case challenge(ChallengeDecision)
+    /// The request body must be provided as a stream (first send of a
+    /// streamed upload, or a re-send after a redirect or challenge).
+    case needBodyStream(BodyStreamDecision)
+    /// Request body bytes handed to the connection. Expected is -1 for a
+    /// stream without a length. Unpulled progress events merge.
+    case uploadProgress(TransferProgress)
     /// The final response head (never a 1xx), before any `data`. The decision
     /// lets you cancel (default: allow).
     case response(HTTPURLResponse, ResponseDecision)
@@ -23,6 +29,25 @@ public enum TaskEvent: Sendable {
     case data(Data)
     /// Timings and sizes of the task, just before the stream ends.
     case metrics(TaskMetrics)
+}
+
+/// How far a body has moved: this step, the total so far, the total expected
+/// (-1 when unknown).
+public struct TransferProgress: Sendable, Equatable {
+    public var bytes: Int64
+    public var totalBytes: Int64
+    public var totalBytesExpected: Int64
+
+    public init(bytes: Int64, totalBytes: Int64, totalBytesExpected: Int64) {
+        self.bytes = bytes
+        self.totalBytes = totalBytes
+        self.totalBytesExpected = totalBytesExpected
+    }
+
+    func merged(with newer: TransferProgress) -> TransferProgress {
+        TransferProgress(
+            bytes: bytes + newer.bytes, totalBytes: newer.totalBytes, totalBytesExpected: newer.totalBytesExpected)
+    }
 }
 
 extension TaskEvent {

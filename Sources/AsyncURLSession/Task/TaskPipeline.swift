@@ -264,9 +264,23 @@ struct TaskPipeline {
         }
     }
 
-    mutating func sentBody(totalBytesSent: Int64, totalBytesExpected: Int64) {
+    /// A hop starts sending a body of this length (-1 unknown, 0 none).
+    mutating func startedSending(expected: Int64) {
+        bytesSent = 0
+        bytesExpectedToSend = expected
+    }
+
+    /// Upload progress. Consecutive progress events the consumer has not
+    /// pulled yet merge into one, so a fast upload cannot flood the buffer.
+    mutating func sentBody(totalBytesSent: Int64, totalBytesExpected: Int64) -> DeliveryAction {
+        let step = totalBytesSent - bytesSent
         bytesSent = totalBytesSent
         bytesExpectedToSend = totalBytesExpected
+        guard consumer == .events, lifecycle == .running || lifecycle == .suspended else { return .none }
+        let progress = TransferProgress(
+            bytes: step, totalBytes: totalBytesSent, totalBytesExpected: totalBytesExpected)
+        if queue.mergeProgress(.uploadProgress(progress)) { return .none }
+        return enqueue(.uploadProgress(progress))
     }
 
     enum EndAction {

@@ -21,9 +21,12 @@ final class TransferObserver: TransferDelegate {
     }
 
     func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64) {
-        core.guarded.withLock {
-            $0.pipeline.sentBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected)
+        let wake = core.guarded.withLock { guarded -> TaskCore.Wake? in
+            guard guarded.transferID == id else { return nil }
+            let delivery = guarded.pipeline.sentBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected)
+            return TaskCore.wake(for: delivery, in: &guarded)
         }
+        wake?.run()
     }
 
     func transferDidComplete(_ outcome: TransferOutcome) {

@@ -8,5 +8,6 @@ enum EngineCommand: Sendable {
     case suspend(TransferID, EngineSessionID)
     case resume(TransferID, EngineSessionID)
     case resumeReceiving(TransferID, EngineSessionID)
+    case resumeSending(TransferID, EngineSessionID)
     case cancel(TransferID, EngineSessionID, URLError)
 }

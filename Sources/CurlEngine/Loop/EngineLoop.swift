@@ -141,18 +141,14 @@ final class EngineLoop {
         case .start(let id, let sessionID, let request, let delegate):
             start(id, in: sessionID, request: request, delegate: delegate)
         case .suspend(let id, let sessionID):
-            guard let (session, transfer) = lookup(id, sessionID) else { return }
+            guard let (_, transfer) = lookup(id, sessionID), !transfer.suspended else { return }
             transfer.suspended = true
-            transfer.everPaused = true
-            // Fails with 43 before the connection exists; the callbacks then
-            // pause at their first call because `suspended` is set.
-            _ = curl_easy_pause(transfer.easy.raw, ccurl_pause_all)
-            _ = session
+            transfer.applyPauseState()
         case .resume(let id, let sessionID):
             guard let (_, transfer) = lookup(id, sessionID), transfer.suspended else { return }
             transfer.suspended = false
             transfer.lastActivity = ccurl_monotonic_nanoseconds()
-            if !transfer.receivePaused { _ = curl_easy_pause(transfer.easy.raw, ccurl_pause_cont) }
+            transfer.applyPauseState()
         case .resumeReceiving(let id, let sessionID):
             guard let (_, transfer) = lookup(id, sessionID), transfer.receivePaused else { return }
             transfer.receivePaused = false
@@ -160,7 +156,12 @@ final class EngineLoop {
             // Synchronous: buffered bytes are delivered inside this call, and
             // the write callback may pause again. libcurl then sets its timer
             // to 0, which the loop serves this turn.
-            if !transfer.suspended { _ = curl_easy_pause(transfer.easy.raw, ccurl_pause_cont) }
+            transfer.applyPauseState()
+        case .resumeSending(let id, let sessionID):
+            guard let (_, transfer) = lookup(id, sessionID), transfer.sendPaused else { return }
+            transfer.sendPaused = false
+            transfer.lastActivity = ccurl_monotonic_nanoseconds()
+            transfer.applyPauseState()
         case .cancel(let id, let sessionID, let error):
             guard let (session, transfer) = lookup(id, sessionID) else { return }
             abort(transfer, in: session, error: error)
@@ -206,8 +207,10 @@ final class EngineLoop {
         guard let easy = session.takeEasyHandle() else {
             return failEarly(.cannotLoadFromNetwork, "libcurl could not create a transfer handle (out of memory).")
         }
-        let transfer = Transfer(id: id, easy: easy, request: request, delegate: delegate)
+        let transfer = Transfer(id: id, sessionID: sessionID, easy: easy, request: request, delegate: delegate)
         if let error = transfer.configure(share: session.share) {
+            transfer.releaseResources()
+            session.recycle(easy)
             delegate.transferDidComplete(TransferOutcome(error: error, metrics: .empty(fetchStart: Date())))
             return
         }
@@ -215,6 +218,7 @@ final class EngineLoop {
         let added = curl_multi_add_handle(session.raw, easy.raw)
         if added != CURLM_OK {
             session.transfers[id] = nil
+            transfer.releaseResources()
             let reason = String(cString: curl_multi_strerror(added))
             failEarly(.cannotLoadFromNetwork, "libcurl could not start the transfer: \(reason)")
         }
@@ -245,7 +249,8 @@ final class EngineLoop {
             // void before removal (workaround for curl #10971).
             transfer.suspended = false
             transfer.receivePaused = false
-            _ = curl_easy_pause(transfer.easy.raw, ccurl_pause_cont)
+            transfer.sendPaused = false
+            transfer.applyPauseState()
         }
         guard session.transfers[transfer.id] != nil else { return }  // finished meanwhile
         var outcome = transfer.outcome(code: CURLE_ABORTED_BY_CALLBACK)
@@ -256,6 +261,7 @@ final class EngineLoop {
     private func finish(_ transfer: Transfer, in session: MultiSession, outcome: TransferOutcome) {
         _ = curl_multi_remove_handle(session.raw, transfer.easy.raw)
         session.transfers[transfer.id] = nil
+        transfer.releaseResources()
         if !transfer.everPaused && !transfer.discarding {
             session.recycle(transfer.easy)
         }

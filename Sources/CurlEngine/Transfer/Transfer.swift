@@ -6,6 +6,7 @@ import Foundation
 /// cancel. Never leaves the engine thread.
 final class Transfer {
     let id: TransferID
+    let sessionID: EngineSessionID
     let easy: EasyHandle
     let delegate: any TransferDelegate
     let request: TransferRequest
@@ -16,12 +17,18 @@ final class Transfer {
     var headParser = ResponseHeadParser()
     var head: ResponseHead?
     var bodyBytesDelivered: Int64 = 0
-    var uploadOffset = 0
+    var uploadOffset: Int64 = 0
+    /// Total request body bytes, -1 when unknown (a stream without length).
+    var uploadLength: Int64 = 0
+    /// An open file for `.file` bodies; closed when the transfer ends.
+    var uploadFile: Int32 = -1
 
     /// `suspend()` from the user: both directions paused.
     var suspended = false
     /// The consumer's buffer is full: receiving paused until it drains.
     var receivePaused = false
+    /// A body stream had no bytes yet: sending paused until its producer writes.
+    var sendPaused = false
     /// A transfer that was ever paused is never recycled: libcurl 7.88.1 can
     /// keep a paused h2 stream's buffer and deliver it to the handle's next
     /// transfer (curl #10971).
@@ -36,19 +43,46 @@ final class Transfer {
     /// Largest response head we accept, against hostile servers.
     static let maximumHeaderBytes = 256 * 1024
 
-    init(id: TransferID, easy: EasyHandle, request: TransferRequest, delegate: any TransferDelegate) {
+    init(
+        id: TransferID, sessionID: EngineSessionID, easy: EasyHandle, request: TransferRequest,
+        delegate: any TransferDelegate
+    ) {
         self.id = id
+        self.sessionID = sessionID
         self.easy = easy
         self.request = request
         self.delegate = delegate
         self.lastActivity = ccurl_monotonic_nanoseconds()
     }
 
-    var isPaused: Bool { suspended || receivePaused }
+    /// Waiting on our side (user, consumer or body producer), so not idle.
+    var isPaused: Bool { suspended || receivePaused || sendPaused }
+
+    /// Tells libcurl which directions are paused now. Each direction has its
+    /// own reasons, so resuming one never releases the other by accident.
+    func applyPauseState() {
+        var mask: Int32 = 0
+        if suspended || receivePaused { mask |= ccurl_pause_recv }
+        if suspended || sendPaused { mask |= ccurl_pause_send }
+        if mask != 0 { everPaused = true }
+        // Fails with 43 before the connection exists; the callbacks then pause
+        // at their first call because the flags are set.
+        _ = curl_easy_pause(easy.raw, mask)
+    }
+
+    /// Frees what the transfer holds besides the easy handle.
+    func releaseResources() {
+        if uploadFile >= 0 {
+            close(uploadFile)
+            uploadFile = -1
+        }
+        if case .stream(let stream, _) = request.body { stream.cancel() }
+    }
 
     /// Applies every option this transfer needs to a freshly reset handle.
     /// Returns a URLError when libcurl refuses an option or cannot allocate.
     func configure(share: UnsafeMutableRawPointer?) -> URLError? {
+        if let error = prepareBody() { return error }
         let handle = easy
         let me = Unmanaged.passUnretained(self).toOpaque()
         var failures: [CURLcode] = []
@@ -144,12 +178,13 @@ final class Transfer {
             } else {
                 check(handle.set(CURLOPT_CUSTOMREQUEST, method))
             }
-        case .data(let data):
+        case .data, .file, .stream:
             // One path for every method with a body: POST mechanics with the
             // method name replaced, and a read callback that can rewind.
             let me = Unmanaged.passUnretained(self).toOpaque()
             check(handle.set(CURLOPT_POST, 1))
-            check(handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: Int64(data.count)))
+            // -1 makes libcurl send a body of unknown length chunked.
+            check(handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadLength))
             check(ccurl_easy_setopt_read_function(handle.raw, transferReadCallback))
             check(handle.set(CURLOPT_READDATA, pointer: me))
             check(ccurl_easy_setopt_seek_function(handle.raw, transferSeekCallback))
@@ -158,6 +193,36 @@ final class Transfer {
             check(handle.set(CURLOPT_UPLOAD_BUFFERSIZE, 256 * 1024))
             if method != "POST" { check(handle.set(CURLOPT_CUSTOMREQUEST, method)) }
         }
+    }
+
+    /// Opens a file body and learns the body's length. Runs before any
+    /// option is set, so a missing file fails the task before a byte is sent.
+    func prepareBody() -> URLError? {
+        switch request.body {
+        case .none:
+            uploadLength = 0
+        case .data(let data):
+            uploadLength = Int64(data.count)
+        case .stream(_, let length):
+            uploadLength = length ?? -1
+        case .file(let url):
+            let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                let code: URLError.Code = errno == ENOENT || errno == ENOTDIR ? .fileDoesNotExist : .noPermissionsToReadFile
+                return URLError.make(
+                    code, url: request.url,
+                    reason: "Cannot read the upload file \(url.path): \(String(cString: strerror(errno))).")
+            }
+            var info = stat()
+            guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+                close(fd)
+                return URLError.make(
+                    .fileIsDirectory, url: request.url, reason: "The upload file \(url.path) is not a regular file.")
+            }
+            uploadFile = fd
+            uploadLength = Int64(info.st_size)
+        }
+        return nil
     }
 
     private static func milliseconds(_ seconds: Double) -> Int {
@@ -211,24 +276,65 @@ final class Transfer {
             everPaused = true
             return ccurl_readfunc_pause
         }
-        guard case .data(let data) = request.body else { return 0 }
-        let count = min(buffer.count, data.count - uploadOffset)
-        if count > 0 {
-            data.withUnsafeBytes { source in
-                buffer.baseAddress!.copyMemory(from: source.baseAddress! + uploadOffset, byteCount: count)
+        let count: Int
+        switch request.body {
+        case .none:
+            return 0
+        case .data(let data):
+            count = min(buffer.count, data.count - Int(uploadOffset))
+            if count > 0 {
+                data.withUnsafeBytes { source in
+                    buffer.baseAddress!.copyMemory(from: source.baseAddress! + Int(uploadOffset), byteCount: count)
+                }
             }
-            uploadOffset += count
-            delegate.transferDidSendBody(totalBytesSent: Int64(uploadOffset), totalBytesExpected: Int64(data.count))
+        case .file(let url):
+            let read = pread(uploadFile, buffer.baseAddress, buffer.count, off_t(uploadOffset))
+            guard read >= 0 else {
+                abortError = URLError.make(
+                    .requestBodyStreamExhausted, url: request.url,
+                    reason: "Reading the upload file \(url.path) failed: \(String(cString: strerror(errno))).")
+                return ccurl_readfunc_abort
+            }
+            if read == 0 && uploadOffset < uploadLength {
+                abortError = URLError.make(
+                    .requestBodyStreamExhausted, url: request.url,
+                    reason: "The upload file \(url.path) shrank while it was sent.")
+                return ccurl_readfunc_abort
+            }
+            count = read
+        case .stream(let stream, _):
+            switch stream.read(into: buffer, waking: id, in: sessionID) {
+            case .bytes(let read):
+                count = read
+            case .wait:
+                sendPaused = true
+                everPaused = true
+                return ccurl_readfunc_pause
+            case .end:
+                count = 0
+            case .failed(let error):
+                abortError = error
+                return ccurl_readfunc_abort
+            }
+        }
+        if count > 0 {
+            uploadOffset += Int64(count)
+            delegate.transferDidSendBody(totalBytesSent: uploadOffset, totalBytesExpected: uploadLength)
         }
         return count
     }
 
     fileprivate func seekBody(to offset: Int64) -> Int32 {
-        guard case .data(let data) = request.body, offset >= 0, offset <= Int64(data.count) else {
-            return Int32(ccurl_seekfunc_cantseek)
+        switch request.body {
+        case .data, .file:
+            guard offset >= 0, offset <= max(uploadLength, 0) else { return Int32(ccurl_seekfunc_cantseek) }
+            uploadOffset = offset
+            return Int32(ccurl_seekfunc_ok)
+        case .none, .stream:
+            // A stream cannot go back; libcurl then fails with 65 and the core
+            // asks for a new body stream.
+            return offset == uploadOffset ? Int32(ccurl_seekfunc_ok) : Int32(ccurl_seekfunc_cantseek)
         }
-        uploadOffset = Int(offset)
-        return Int32(ccurl_seekfunc_ok)
     }
 }
 

@@ -6,6 +6,10 @@ package struct TransferRequest: Sendable {
     package enum Body: Sendable {
         case none
         case data(Data)
+        /// Read from disk as it is sent, never loaded whole.
+        case file(URL)
+        /// Produced while it is sent; chunked when the length is unknown.
+        case stream(BodyStream, length: Int64?)
     }
 
     /// Credentials for one authentication method; libcurl runs that method's
@@ -70,6 +74,10 @@ package struct TransferRequest: Sendable {
         switch body {
         case .none: return 0
         case .data(let data): return Int64(data.count)
+        case .file(let url):
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size]) as? NSNumber
+            return size?.int64Value
+        case .stream(_, let length): return length
         }
     }
 }

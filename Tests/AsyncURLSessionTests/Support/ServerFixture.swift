@@ -37,6 +37,7 @@ struct RecordedEvents: Sendable {
     var error: (any Error)?
     var redirects: [Int] = []
     var challenges: [String] = []
+    var uploadProgress: [TransferProgress] = []
 }
 
 func record(_ task: SessionTask) async -> RecordedEvents {
@@ -56,6 +57,11 @@ func record(_ task: SessionTask) async -> RecordedEvents {
             case .data(let chunk):
                 if recorded.kinds.last != "data" { recorded.kinds.append("data") }
                 recorded.body.append(chunk)
+            case .uploadProgress(let progress):
+                if recorded.kinds.last != "uploadProgress" { recorded.kinds.append("uploadProgress") }
+                recorded.uploadProgress.append(progress)
+            case .needBodyStream:
+                recorded.kinds.append("needBodyStream")
             case .metrics(let metrics):
                 recorded.kinds.append("metrics")
                 recorded.metrics = metrics

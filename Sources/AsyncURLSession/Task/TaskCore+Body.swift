@@ -1,0 +1,135 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where an upload task's body comes from (data tasks use the request's own
+/// `httpBody` or `httpBodyStream`).
+enum UploadSource: Sendable {
+    case none
+    case data(Data)
+    case file(URL)
+    /// Asked for with a `needBodyStream` decision, at start and on every re-send.
+    case streamed
+}
+
+extension TaskCore {
+    private enum HopBody {
+        case ready(TransferRequest.Body)
+        case needsStream(length: Int64?)
+    }
+
+    /// The body a hop sends. GET and HEAD hops (after a 301/302/303 rewrote
+    /// the method) send none.
+    private func hopBody(for request: URLRequest) -> HopBody {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        let sendsBody = method != "GET" && method != "HEAD"
+        let length = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
+        switch upload {
+        case .data(let data): return .ready(sendsBody ? .data(data) : .none)
+        case .file(let url): return .ready(sendsBody ? .file(url) : .none)
+        case .streamed: return sendsBody ? .needsStream(length: length) : .ready(.none)
+        case .none:
+            if let body = request.httpBody { return .ready(.data(body)) }
+            if request.httpBodyStream != nil { return .needsStream(length: length) }
+            return .ready(.none)
+        }
+    }
+
+    /// Starts a hop: finds its body (asking for a stream if needed), then the transfer.
+    func startHop(_ request: URLRequest, credential: HopCredential?) {
+        switch hopBody(for: request) {
+        case .ready(let body):
+            launchHop(request, credential: credential, body: body)
+        case .needsStream(let length):
+            let firstUse = guarded.withLock { guarded -> Bool in
+                defer { guarded.usedRequestBodyStream = true }
+                return !guarded.usedRequestBodyStream
+            }
+            if case .none = upload, firstUse, let stream = request.httpBodyStream {
+                // The request's own stream serves the first send only.
+                launchStreamedHop(request, credential: credential, source: .inputStream(InputStreamBox(stream)), length: length)
+                return
+            }
+            let decision = BodyStreamDecision()
+            decision.core.onSettle { [weak self] answer in
+                guard let self else { return }
+                switch answer {
+                case .source(let source):
+                    launchStreamedHop(request, credential: credential, source: source, length: length)
+                case .none:
+                    completeWithTransactions(error: URLError.make(
+                        .requestBodyStreamExhausted, url: failingURLString,
+                        reason: "The request body must be sent (again) and no body stream was provided; "
+                            + "answer the needBodyStream decision."))
+                }
+            }
+            offerDecision(.needBodyStream(decision), decision.core) { handler, task in
+                await handler.task(task, needsBodyStream: decision)
+            }
+        }
+    }
+
+    private func launchStreamedHop(
+        _ request: URLRequest, credential: HopCredential?, source: BodySource, length: Int64?
+    ) {
+        let stream = BodyStream()
+        switch source {
+        case .chunks(let chunks):
+            Task { await chunks.pump(stream) }
+        case .inputStream(let box):
+            let thread = Thread { Self.pump(box.stream, into: stream) }
+            thread.name = "AsyncURLSession.BodyStreamPump"
+            thread.start()
+        }
+        launchHop(request, credential: credential, body: .stream(stream, length: length))
+    }
+
+    /// Reads an InputStream on its own thread: reads may block.
+    private static func pump(_ input: InputStream, into stream: BodyStream) {
+        input.open()
+        defer { input.close() }
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        while !stream.isCancelled {
+            let count = input.read(&buffer, maxLength: buffer.count)
+            if count < 0 {
+                let reason = input.streamError.map { "\($0)" } ?? "unknown error"
+                stream.finish(error: URLError.make(
+                    .requestBodyStreamExhausted, url: nil, reason: "Reading the request body stream failed: \(reason)"))
+                return
+            }
+            if count == 0 {
+                stream.finish()
+                return
+            }
+            guard stream.writeBlocking(Data(buffer[0..<count])) else { return }
+        }
+    }
+
+    /// Starts the engine transfer of a hop whose body is known.
+    private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
+        let prepared = RequestPreparation.transferRequest(
+            for: request, configuration: context.configuration, credential: credential, body: body)
+        guard case .success(let transferRequest) = prepared else {
+            if case .stream(let stream, _) = body { stream.finish() }
+            if case .failure(let error) = prepared { completeWithTransactions(error: error) }
+            return
+        }
+        let id = engine.makeTransferID()
+        let expectedToSend = transferRequest.bodyLength ?? -1
+        let (start, suspended) = guarded.withLock { guarded -> (Bool, Bool) in
+            guard guarded.pipeline.hopStarting() else { return (false, false) }
+            guarded.hop = HopState(request: request, credential: credential)
+            guarded.transferID = id
+            guarded.pipeline.startedSending(expected: expectedToSend)
+            return (true, guarded.pipeline.state == .suspended)
+        }
+        guard start else {
+            if case .stream(let stream, _) = body { stream.finish() }
+            return
+        }
+        engine.start(id, in: context.engineID, request: transferRequest, delegate: TransferObserver(core: self, id: id))
+        if suspended { engine.suspend(id, in: context.engineID) }
+    }
+}

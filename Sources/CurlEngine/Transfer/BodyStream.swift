@@ -1,0 +1,171 @@
+import Foundation
+import Synchronization
+
+/// A request body produced while it is sent: a Swift task (reading an
+/// AsyncSequence) or a pump thread (reading an InputStream) writes chunks, and
+/// the engine's read callback takes bytes. Bounded both ways: a producer
+/// ahead by `capacity` bytes waits; an engine that finds nothing pauses the
+/// upload (CURL_READFUNC_PAUSE) until the producer writes again.
+package final class BodyStream: Sendable {
+    package let capacity: Int
+    private let state = Mutex(State())
+
+    private struct State: ~Copyable {
+        var chunks: [Data] = []
+        var head = 0
+        var offsetInHead = 0
+        var buffered = 0
+        var finished = false
+        var failure: URLError?
+        /// The engine paused this transfer's upload waiting for bytes.
+        var engineWaiting: (TransferID, EngineSessionID)?
+        var producerWaiters: [CheckedContinuation<Void, Never>] = []
+        var blockingProducerWaiting = false
+        var cancelled = false
+    }
+
+    private let blockingSpace = DispatchSemaphore(value: 0)
+
+    package init(capacity: Int = 1 << 20) {
+        self.capacity = max(1, capacity)
+    }
+
+    // MARK: Producer side (any thread)
+
+    /// Appends bytes, waiting while the buffer is full. Returns false once the
+    /// transfer no longer wants bytes (cancelled or failed): stop producing.
+    @discardableResult
+    package func write(_ data: Data) async -> Bool {
+        while true {
+            let (accepted, wake) = state.withLock { state -> (Bool?, (TransferID, EngineSessionID)?) in
+                if state.cancelled { return (false, nil) }
+                guard state.buffered < capacity else { return (nil, nil) }
+                append(data, to: &state)
+                return (true, takeEngineWaiter(&state))
+            }
+            if let (id, session) = wake { CurlEngine.shared.resumeSending(id, in: session) }
+            if let accepted { return accepted }
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state -> Bool in
+                    if state.cancelled || state.buffered < capacity { return true }
+                    state.producerWaiters.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
+    }
+
+    /// `write` for a producer on its own thread (an InputStream pump).
+    @discardableResult
+    package func writeBlocking(_ data: Data) -> Bool {
+        while true {
+            let (accepted, wake) = state.withLock { state -> (Bool?, (TransferID, EngineSessionID)?) in
+                if state.cancelled { return (false, nil) }
+                guard state.buffered < capacity else {
+                    state.blockingProducerWaiting = true
+                    return (nil, nil)
+                }
+                append(data, to: &state)
+                return (true, takeEngineWaiter(&state))
+            }
+            if let (id, session) = wake { CurlEngine.shared.resumeSending(id, in: session) }
+            if let accepted { return accepted }
+            blockingSpace.wait()
+        }
+    }
+
+    /// No more bytes: the body ends here, or fails with `error`.
+    package func finish(error: URLError? = nil) {
+        let wake = state.withLock { state -> (TransferID, EngineSessionID)? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            state.failure = error
+            return takeEngineWaiter(&state)
+        }
+        if let (id, session) = wake { CurlEngine.shared.resumeSending(id, in: session) }
+    }
+
+    /// Whether the transfer stopped wanting bytes.
+    package var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    // MARK: Engine side (engine thread)
+
+    enum ReadResult {
+        case bytes(Int)
+        /// Nothing buffered yet: pause, the producer will wake the transfer.
+        case wait
+        case end
+        case failed(URLError)
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, waking id: TransferID, in session: EngineSessionID)
+        -> ReadResult
+    {
+        let (result, wakeProducers, wakeBlocking) = state.withLock {
+            state -> (ReadResult, [CheckedContinuation<Void, Never>], Bool) in
+            var copied = 0
+            while copied < buffer.count, state.head < state.chunks.count {
+                let chunk = state.chunks[state.head]
+                let count = min(buffer.count - copied, chunk.count - state.offsetInHead)
+                chunk.withUnsafeBytes { source in
+                    (buffer.baseAddress! + copied).copyMemory(
+                        from: source.baseAddress! + state.offsetInHead, byteCount: count)
+                }
+                copied += count
+                state.offsetInHead += count
+                if state.offsetInHead == chunk.count {
+                    state.head += 1
+                    state.offsetInHead = 0
+                }
+            }
+            if state.head == state.chunks.count {
+                state.chunks.removeAll(keepingCapacity: true)
+                state.head = 0
+            }
+            state.buffered -= copied
+            var waiters: [CheckedContinuation<Void, Never>] = []
+            var blocking = false
+            if state.buffered < capacity {
+                swap(&waiters, &state.producerWaiters)
+                blocking = state.blockingProducerWaiting
+                state.blockingProducerWaiting = false
+            }
+            if copied > 0 { return (.bytes(copied), waiters, blocking) }
+            if let failure = state.failure { return (.failed(failure), waiters, blocking) }
+            if state.finished { return (.end, waiters, blocking) }
+            state.engineWaiting = (id, session)
+            return (.wait, waiters, blocking)
+        }
+        for waiter in wakeProducers { waiter.resume() }
+        if wakeBlocking { blockingSpace.signal() }
+        return result
+    }
+
+    /// The transfer is over: release producers, drop what is buffered.
+    func cancel() {
+        let (waiters, blocking) = state.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
+            state.cancelled = true
+            state.chunks.removeAll()
+            state.buffered = 0
+            state.engineWaiting = nil
+            var waiters: [CheckedContinuation<Void, Never>] = []
+            swap(&waiters, &state.producerWaiters)
+            defer { state.blockingProducerWaiting = false }
+            return (waiters, state.blockingProducerWaiting)
+        }
+        for waiter in waiters { waiter.resume() }
+        if blocking { blockingSpace.signal() }
+    }
+
+    private func append(_ data: Data, to state: inout State) {
+        guard !data.isEmpty else { return }
+        state.chunks.append(data)
+        state.buffered += data.count
+    }
+
+    private func takeEngineWaiter(_ state: inout State) -> (TransferID, EngineSessionID)? {
+        defer { state.engineWaiting = nil }
+        return state.engineWaiting
+    }
+}
