@@ -25,6 +25,12 @@ struct EventPrinter {
         case .uploadProgress(let progress):
             let expected = progress.totalBytesExpected >= 0 ? "\(progress.totalBytesExpected)" : "?"
             return "uploadProgress: +\(progress.bytes) bytes, \(progress.totalBytes) of \(expected)"
+        case .resumed(let offset, let expected):
+            return "resumed: at \(offset) of \(expected) bytes"
+        case .downloadProgress(let progress):
+            return "downloadProgress: \(progress.totalBytes) of \(progress.totalBytesExpected)"
+        case .downloaded(let url):
+            return "downloaded: \(url.path)"
         case .response(let response, _):
             let length = response.expectedContentLength >= 0 ? "\(response.expectedContentLength) bytes" : "length unknown"
             return "response: \(response.statusCode), \(length)"

@@ -8,6 +8,10 @@ public final class ResponseDecision: Sendable {
         case allow
         /// The task completes with `URLError(.cancelled)`.
         case cancel
+        /// The rest of the body goes to a file and the task continues as a
+        /// download: `downloadProgress` events, then `downloaded(URL)`.
+        /// (Ignored by `data(for:)`, which must return the body as Data.)
+        case becomeDownload
     }
 
     let core = DecisionCore<Answer>(default: .allow)
@@ -18,6 +22,7 @@ public final class ResponseDecision: Sendable {
 
     public func allow() { core.settle(.allow) }
     public func cancel() { core.settle(.cancel) }
+    public func becomeDownload() { core.settle(.becomeDownload) }
 
     public var answer: Answer? { core.answer }
 }

@@ -41,6 +41,34 @@ extension Session {
         return (data, response)
     }
 
+    /// Downloads to a file the caller owns (move or delete it), as
+    /// `URLSession.download(for:)`.
+    public nonisolated func download(
+        for request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (URL, URLResponse) {
+        try await collectDownload(downloadTask(with: request, delegate: delegate))
+    }
+
+    public nonisolated func download(
+        from url: URL, delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (URL, URLResponse) {
+        try await download(for: URLRequest(url: url), delegate: delegate)
+    }
+
+    /// Continues a download from resume data, as `URLSession.download(resumeFrom:)`.
+    public nonisolated func download(
+        resumeFrom resumeData: Data, delegate: (any SessionTaskDelegate)? = nil
+    ) async throws -> (URL, URLResponse) {
+        try await collectDownload(downloadTask(withResumeData: resumeData, delegate: delegate))
+    }
+
+    private nonisolated func collectDownload(_ task: SessionTask) async throws -> (URL, URLResponse) {
+        task.core.useCollectingConsumer()
+        task.resume()
+        let (url, response) = try await task.core.collectDownload()
+        return (url, response)
+    }
+
     /// The response as soon as its head arrives, and the body as a sequence
     /// of bytes, as `URLSession.bytes(for:)`. The transfer is paced by the
     /// iteration: it pauses while nobody reads.

@@ -81,18 +81,57 @@ public actor Session {
         makeTask(Self.uploadRequest(request), kind: .upload, upload: .streamed, delegate: delegate)
     }
 
+    /// A download: the body goes to a file in `configuration.downloadDirectory`
+    /// (never held in memory); `downloadProgress` events, then `downloaded(URL)`.
+    public nonisolated func downloadTask(
+        with request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
+    ) -> SessionTask {
+        makeTask(request, kind: .download, upload: .none, delegate: delegate)
+    }
+
+    public nonisolated func downloadTask(with url: URL, delegate: (any SessionTaskDelegate)? = nil) -> SessionTask {
+        downloadTask(with: URLRequest(url: url), delegate: delegate)
+    }
+
+    /// Continues a download from resume data (`cancelByProducingResumeData`,
+    /// or a failed download's `URLError.downloadTaskResumeData`). Invalid
+    /// resume data gives a task that fails with a clear error when resumed.
+    public nonisolated func downloadTask(
+        withResumeData resumeData: Data, delegate: (any SessionTaskDelegate)? = nil
+    ) -> SessionTask {
+        switch ResumeData.decode(resumeData) {
+        case .success(let decoded):
+            if let request = decoded.request() {
+                return makeTask(request, kind: .download, upload: .none, delegate: delegate, resumeFrom: decoded)
+            }
+            return makeTask(
+                Self.placeholderRequest, kind: .download, upload: .none, delegate: delegate,
+                refusal: URLError(.cannotDecodeRawData, userInfo: [NSLocalizedDescriptionKey: "Invalid resume data."]))
+        case .failure(let error):
+            return makeTask(Self.placeholderRequest, kind: .download, upload: .none, delegate: delegate, refusal: error)
+        }
+    }
+
+    private static var placeholderRequest: URLRequest { URLRequest(url: URL(fileURLWithPath: "/")) }
+
     nonisolated func makeTask(
-        _ request: URLRequest, kind: TaskKind, upload: UploadSource, delegate: (any SessionTaskDelegate)?
+        _ request: URLRequest, kind: TaskKind, upload: UploadSource, delegate: (any SessionTaskDelegate)?,
+        resumeFrom: ResumeData? = nil, refusal: URLError? = nil
     ) -> SessionTask {
         if let core = context.register({
-            TaskCore(identifier: $0, context: context, request: request, delegate: delegate, kind: kind, upload: upload)
+            TaskCore(
+                identifier: $0, context: context, request: request, delegate: delegate, kind: kind, upload: upload,
+                resumeFrom: resumeFrom, refusal: refusal)
         }) {
             return SessionTask(core: core)
         }
         // Invalidated: a task that fails at once with a clear error.
+        let invalidated = URLError(.cancelled, userInfo: [
+            NSLocalizedDescriptionKey: "The session was invalidated; create a new Session for new tasks.",
+        ])
         let core = TaskCore(
             identifier: context.nextRefusedIdentifier(), context: context, request: request, delegate: delegate,
-            kind: kind, upload: upload, refused: true)
+            kind: kind, upload: upload, refusal: invalidated)
         return SessionTask(core: core)
     }
 

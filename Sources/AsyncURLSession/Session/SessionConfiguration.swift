@@ -42,6 +42,11 @@ public struct SessionConfiguration: Sendable {
     /// a redirect becomes the task's result unless a handler answers `follow`.
     public var followsInsecureRedirects: Bool = false
 
+    /// Where download tasks write their files (created 0700, files 0600).
+    /// Default: a per-user folder in the temporary directory, so resume data
+    /// works across sessions and processes.
+    public var downloadDirectory: URL?
+
     /// PEM certificates trusted INSTEAD of the system's bundle, for private
     /// CAs and test servers. Verification stays on: hosts must still match.
     public var tlsTrustRootsPEM: Data?

@@ -37,9 +37,26 @@ struct EventQueue {
         case (.uploadProgress(let old), .uploadProgress(let new)):
             storage[storage.count - 1] = .uploadProgress(old.merged(with: new))
             return true
+        case (.downloadProgress(let old), .downloadProgress(let new)):
+            storage[storage.count - 1] = .downloadProgress(old.merged(with: new))
+            return true
         default:
             return false
         }
+    }
+
+    /// Takes out the queued body chunks (for a data task that becomes a
+    /// download: they go to the file), keeping every other event.
+    mutating func removeData() -> [Data] {
+        var chunks: [Data] = []
+        var kept: [TaskEvent] = []
+        for event in storage[head...] {
+            if case .data(let chunk) = event { chunks.append(chunk) } else { kept.append(event) }
+        }
+        storage = kept
+        head = 0
+        bufferedBytes = 0
+        return chunks
     }
 
     mutating func removeAll() {

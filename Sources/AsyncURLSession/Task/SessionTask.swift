@@ -79,6 +79,20 @@ public final class SessionTask: Sendable {
     /// Ends the task with `URLError(.cancelled)`. Bytes not yet consumed are dropped.
     public func cancel() { core.cancel() }
 
+    /// Stops a download and hands back resume data for
+    /// `downloadTask(withResumeData:)`, or nil when it cannot be resumed (the
+    /// server gave no ETag or Last-Modified, nothing was received, or the task
+    /// already ended). The partial file stays in the download folder.
+    public func cancelByProducingResumeData() async -> Data? {
+        await core.cancelByProducingResumeData()
+    }
+
+    /// `cancelByProducingResumeData()` with a completion handler, as URLSession.
+    public func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
+        let core = core
+        Task { completionHandler(await core.cancelByProducingResumeData()) }
+    }
+
     /// The task's lifecycle as events; finishes after the last one, or throws
     /// the task's error. See the type's documentation for the rules.
     public var events: AsyncThrowingStream<TaskEvent, any Error> {

@@ -45,6 +45,10 @@ extension TaskCore {
             case .deliver:
                 break
             }
+            if guarded.download != nil {
+                let (verdict, wake) = downloadReceived(bytes, in: &guarded)
+                return .verdict(verdict, wake)
+            }
             let action: TaskPipeline.BodyAction
             switch guarded.pipeline.consumer {
             case .events:
@@ -116,7 +120,11 @@ extension TaskCore {
     func deliverFinalResponse(_ response: HTTPURLResponse, heldBody: Data?) {
         let decision = ResponseDecision()
         decision.core.onSettle { [weak self] answer in
-            if answer == .cancel { self?.cancel() }
+            switch answer {
+            case .allow: break
+            case .cancel: self?.cancel()
+            case .becomeDownload: self?.becomeDownload()
+            }
         }
         guard hasHandlers else {
             publishResponse(response, decision: decision, heldBody: heldBody, afterHandlers: false)
@@ -145,7 +153,11 @@ extension TaskCore {
         }
         let published = guarded.withLock { guarded -> Published in
             var result = Published()
-            result.wake = Self.wake(for: guarded.pipeline.receivedResponse(response, decision: decision), in: &guarded)
+            if let resumed = downloadResponseArrived(response, in: &guarded) {
+                result.wake = Self.wake(for: guarded.pipeline.offer(resumed), in: &guarded)
+            }
+            let delivery = guarded.pipeline.receivedResponse(response, decision: decision)
+            if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
             if let progress = guarded.progress {
                 progress.totalUnitCount = guarded.pipeline.bytesExpectedToReceive
             }
@@ -178,7 +190,7 @@ extension TaskCore {
     }
 
     /// Ends the task with `error` whether or not a transfer runs.
-    private func cancelWith(_ error: URLError) {
+    func cancelWith(_ error: URLError) {
         let id = guarded.withLock { $0.transferID }
         if let id {
             engine.cancel(id, in: context.engineID, error: error)

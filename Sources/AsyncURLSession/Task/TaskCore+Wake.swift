@@ -21,8 +21,15 @@ extension TaskCore {
     static func wake(for action: TaskPipeline.DeliveryAction, in guarded: inout Guarded) -> Wake? {
         guard case .wakeConsumer(let event) = action, let waiter = guarded.eventWaiter else { return nil }
         guarded.eventWaiter = nil
-        guarded.outstandingDecision = event.decision
+        noteDelivered(event, in: &guarded)
         return .event(waiter, .success(event))
+    }
+
+    /// What handing an event to the consumer starts: its decision is now
+    /// outstanding; a downloaded file lives until the next pull.
+    static func noteDelivered(_ event: TaskEvent, in guarded: inout Guarded) {
+        guarded.outstandingDecision = event.decision
+        if case .downloaded(let url) = event { guarded.fileToDeleteOnNextPull = url }
     }
 
     static func wake(for action: TaskPipeline.EndAction, in guarded: inout Guarded) -> Wake? {
@@ -30,6 +37,7 @@ extension TaskCore {
         case .wakeConsumer(let event):
             guard let waiter = guarded.eventWaiter else { return nil }
             guarded.eventWaiter = nil
+            noteDelivered(event, in: &guarded)
             return .event(waiter, .success(event))
         case .endStream(let error):
             guard let waiter = guarded.eventWaiter else { return nil }

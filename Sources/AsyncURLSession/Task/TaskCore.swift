@@ -19,8 +19,10 @@ final class TaskCore: Sendable {
     let originalRequest: URLRequest
     /// Task-level handler (Apple's per-task delegate); the session's comes after it.
     let delegate: (any SessionTaskDelegate)?
-    let kind: TaskKind
+    private let initialKind: TaskKind
     let upload: UploadSource
+    /// For a download made from resume data.
+    let resumeFrom: ResumeData?
     let createdAt = Date()
     let guarded: Mutex<Guarded>
     private let refusal: URLError?
@@ -52,31 +54,47 @@ final class TaskCore: Sendable {
         var pendingHopEnd: HopEnd?
         /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
         var usedRequestBodyStream = false
+        /// Set for download tasks (from the start, or after `becomeDownload`).
+        var download: DownloadState?
+        /// A `downloaded` file handed to the consumer: deleted at its next pull
+        /// unless it was moved.
+        var fileToDeleteOnNextPull: URL?
+        /// `cancelByProducingResumeData()` callers waiting for the end.
+        var resumeDataWaiters: [CheckedContinuation<Data?, Never>] = []
+        var wantsResumeData = false
+        var kind: TaskKind
     }
 
-    /// - Parameter refused: set for a task asked of an invalidated session; it
-    ///   fails with a clear error when resumed.
+    /// - Parameter refusal: set for a task that must not run (asked of an
+    ///   invalidated session, from invalid resume data); it fails with this
+    ///   error when resumed, before anything is sent.
     init(
         identifier: Int, context: SessionContext, request: URLRequest, delegate: (any SessionTaskDelegate)?,
-        kind: TaskKind = .data, upload: UploadSource = .none, refused: Bool = false
+        kind: TaskKind = .data, upload: UploadSource = .none, resumeFrom: ResumeData? = nil,
+        refusal: URLError? = nil
     ) {
         self.identifier = identifier
-        self.kind = kind
+        self.initialKind = kind
         self.upload = upload
+        self.resumeFrom = resumeFrom
         self.context = context
         self.originalRequest = request
         self.delegate = delegate
-        self.refusal = refused
-            ? URLError.make(
-                .cancelled, url: request.url?.absoluteString,
-                reason: "The session was invalidated; create a new Session for new tasks.")
-            : nil
+        self.refusal = refusal
         let configuration = context.configuration
         guarded = Mutex(Guarded(
             pipeline: TaskPipeline(
                 highWatermark: configuration.streamBufferHighWatermark,
                 lowWatermark: configuration.streamBufferLowWatermark),
-            hop: HopState(request: request, credential: nil)))
+            hop: HopState(request: request, credential: nil), kind: kind))
+    }
+
+    deinit {
+        // A downloaded file nobody pulled past, or a download never finished.
+        guarded.withLock { guarded in
+            if let url = guarded.fileToDeleteOnNextPull { unlink(url.path) }
+            if let file = guarded.download?.file, !guarded.wantsResumeData { file.remove() }
+        }
     }
 
     var engine: CurlEngine { CurlEngine.shared }
@@ -86,6 +104,7 @@ final class TaskCore: Sendable {
     // MARK: - Observed state
 
     var state: TaskState { guarded.withLock { $0.pipeline.state } }
+    var kind: TaskKind { guarded.withLock { $0.kind } }
     var response: HTTPURLResponse? { guarded.withLock { $0.pipeline.response } }
     var error: URLError? { guarded.withLock { $0.pipeline.error } }
     var metrics: TaskMetrics? { guarded.withLock { $0.pipeline.metrics } }
@@ -128,6 +147,8 @@ final class TaskCore: Sendable {
         case .startTransfer:
             if let refusal {
                 complete(error: refusal, metrics: nil)
+            } else if initialKind == .download {
+                startDownload()
             } else {
                 startHop(originalRequest, credential: nil)
             }
@@ -156,6 +177,7 @@ final class TaskCore: Sendable {
         case .cancelTransfer:
             if let id { engine.cancel(id, in: context.engineID, error: error) }
         case .finishWithoutTransfer:
+            _ = finishDownload(error: error)
             context.unregister(identifier)
             wake?.run()
         case .none:
@@ -181,6 +203,7 @@ final class TaskCore: Sendable {
             return guarded.outstandingDecision
         }
         outstanding?.settleWithDefault()
+        deleteHandedOutFile()
 
         let event = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TaskEvent?, any Error>) in
@@ -188,7 +211,7 @@ final class TaskCore: Sendable {
                     let action = guarded.pipeline.next()
                     switch action {
                     case .wait: guarded.eventWaiter = continuation
-                    case .deliver(let event, _): guarded.outstandingDecision = event.decision
+                    case .deliver(let event, _): Self.noteDelivered(event, in: &guarded)
                     default: break
                     }
                     return (action, guarded.transferID)
@@ -251,8 +274,10 @@ final class TaskCore: Sendable {
         wake?.run()
     }
 
-    /// Ends the task successfully with the metrics collected over all hops.
+    /// Ends the task with the metrics collected over all hops (a download's
+    /// file is finished first: `downloaded`, or kept with resume data).
     func completeWithTransactions(error: URLError?) {
+        let error = finishDownload(error: error)
         let metrics = guarded.withLock { guarded in
             TaskMetrics(
                 taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
@@ -271,7 +296,7 @@ extension TaskEvent {
         case .challenge(let decision): return decision.core
         case .response(_, let decision): return decision.core
         case .needBodyStream(let decision): return decision.core
-        case .data, .metrics, .uploadProgress: return nil
+        case .data, .metrics, .uploadProgress, .downloadProgress, .downloaded, .resumed: return nil
         }
     }
 }

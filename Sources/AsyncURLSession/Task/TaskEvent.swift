@@ -22,6 +22,15 @@ public enum TaskEvent: Sendable {
     /// Request body bytes handed to the connection. Expected is -1 for a
     /// stream without a length. Unpulled progress events merge.
     case uploadProgress(TransferProgress)
+    /// A download made from resume data continues at `offset` (0 when the
+    /// server sent the whole body again). Comes before the response.
+    case resumed(offset: Int64, expectedTotal: Int64)
+    /// Body bytes written to the download's file (at most every 64 KiB or
+    /// 50 ms, plus the last). Expected is -1 when unknown.
+    case downloadProgress(TransferProgress)
+    /// The finished download's file. It exists until you pull the next event,
+    /// and is deleted then unless you moved it.
+    case downloaded(URL)
     /// The final response head (never a 1xx), before any `data`. The decision
     /// lets you cancel (default: allow).
     case response(HTTPURLResponse, ResponseDecision)

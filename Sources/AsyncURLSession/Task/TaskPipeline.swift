@@ -76,8 +76,11 @@ struct TaskPipeline {
         return nil
     }
 
+    /// Set for a resumed download: the whole file's expected size.
+    var expectedTotalOverride: Int64?
+
     var bytesExpectedToReceive: Int64 {
-        response?.expectedContentLength ?? -1
+        expectedTotalOverride ?? response?.expectedContentLength ?? -1
     }
 
     // MARK: - Control transitions
@@ -262,6 +265,37 @@ struct TaskPipeline {
         case .events:
             return (enqueue(.data(body)), nil)
         }
+    }
+
+    /// Bytes for a download's file. Returns whether to take them; the caller
+    /// writes them. Pauses while the response gate is closed.
+    mutating func receivedDownloadBytes(count: Int) -> BodyAction {
+        guard lifecycle != .canceling, lifecycle != .finished else { return .abort(URLError(.cancelled)) }
+        if bodyGateClosed {
+            receivePaused = true
+            return .pause
+        }
+        bytesReceived += Int64(count)
+        return .accept(.none)
+    }
+
+    /// Download progress (coalesced like upload progress).
+    mutating func downloadProgress(_ progress: TransferProgress) -> DeliveryAction {
+        guard consumer == .events, lifecycle == .running || lifecycle == .suspended else { return .none }
+        if queue.mergeProgress(.downloadProgress(progress)) { return .none }
+        return enqueue(.downloadProgress(progress))
+    }
+
+    /// A data task becomes a download: its queued body chunks go to the file.
+    mutating func takeQueuedBody() -> [Data] {
+        let chunks = queue.removeData()
+        if receivePaused && !bodyGateClosed { receivePaused = false }
+        return chunks
+    }
+
+    /// A resumed download already holds `offset` bytes.
+    mutating func resumedAt(offset: Int64) {
+        bytesReceived = offset
     }
 
     /// A hop starts sending a body of this length (-1 unknown, 0 none).

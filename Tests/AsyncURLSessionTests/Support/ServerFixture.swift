@@ -38,6 +38,10 @@ struct RecordedEvents: Sendable {
     var redirects: [Int] = []
     var challenges: [String] = []
     var uploadProgress: [TransferProgress] = []
+    var downloadProgress: [TransferProgress] = []
+    var downloadedFile: URL?
+    var downloadedBytes: Data?
+    var resumedAt: (Int64, Int64)?
 }
 
 func record(_ task: SessionTask) async -> RecordedEvents {
@@ -62,6 +66,17 @@ func record(_ task: SessionTask) async -> RecordedEvents {
                 recorded.uploadProgress.append(progress)
             case .needBodyStream:
                 recorded.kinds.append("needBodyStream")
+            case .resumed(let offset, let expected):
+                recorded.kinds.append("resumed")
+                recorded.resumedAt = (offset, expected)
+            case .downloadProgress(let progress):
+                if recorded.kinds.last != "downloadProgress" { recorded.kinds.append("downloadProgress") }
+                recorded.downloadProgress.append(progress)
+            case .downloaded(let url):
+                recorded.kinds.append("downloaded")
+                // The file exists until the next pull: read it now.
+                recorded.downloadedFile = url
+                recorded.downloadedBytes = try? Data(contentsOf: url)
             case .metrics(let metrics):
                 recorded.kinds.append("metrics")
                 recorded.metrics = metrics

@@ -1,0 +1,268 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A download's file and what it knows about the body it holds.
+struct DownloadState {
+    var file: DownloadFile?
+    /// The finished file, handed to the consumer.
+    var finishedURL: URL?
+    var throttle = ProgressThrottle()
+    /// Range start asked for (a download from resume data), else 0.
+    var requestedOffset: Int64 = 0
+    var entityTag: String?
+    var lastModified: String?
+
+    var hasValidator: Bool { entityTag != nil || lastModified != nil }
+}
+
+extension TaskCore {
+    var downloadDirectory: DownloadDirectory {
+        DownloadDirectory(url: context.configuration.downloadDirectory ?? DownloadDirectory.defaultURL())
+    }
+
+    /// Creates (or, from resume data, reopens) the file, then starts the first hop.
+    func startDownload() {
+        let result: Result<DownloadFile, URLError>
+        if let resume = resumeFrom {
+            result = downloadDirectory.reopen(name: resume.payload.fileName, expectedSize: resume.payload.bytesReceived)
+        } else {
+            result = downloadDirectory.createFile()
+        }
+        switch result {
+        case .failure(let error):
+            complete(error: error, metrics: nil)
+        case .success(let file):
+            guarded.withLock { guarded in
+                var state = DownloadState(file: file)
+                if let resume = resumeFrom {
+                    state.requestedOffset = resume.payload.bytesReceived
+                    state.entityTag = resume.payload.entityTag
+                    state.lastModified = resume.payload.lastModified
+                }
+                guarded.download = state
+            }
+            startHop(originalRequest, credential: nil)
+        }
+    }
+
+    /// Before a download's response is published: where the file continues
+    /// (a 206 for the range asked for continues it; anything else restarts
+    /// it), and the `resumed` event for a download from resume data.
+    func downloadResponseArrived(_ response: HTTPURLResponse, in guarded: inout Guarded) -> TaskEvent? {
+        guard var state = guarded.download, let file = state.file else { return nil }
+        let validator = ResumeData.validator(of: response)
+        if validator.entityTag != nil || validator.lastModified != nil {
+            state.entityTag = validator.entityTag
+            state.lastModified = validator.lastModified
+        }
+        var resumedEvent: TaskEvent?
+        let length = response.expectedContentLength
+        var offset: Int64 = 0
+        var expectedTotal = length
+        if state.requestedOffset > 0 {
+            if response.statusCode == 206, let range = ContentRange(response), range.start == state.requestedOffset {
+                offset = state.requestedOffset
+                expectedTotal = range.total ?? (length >= 0 ? offset + length : -1)
+            } else {
+                // The validator changed or the server ignored the range: the
+                // whole body comes again, from zero.
+                _ = file.truncate(to: 0)
+            }
+            resumedEvent = .resumed(offset: offset, expectedTotal: expectedTotal)
+        }
+        state.throttle = ProgressThrottle(startingAt: offset)
+        guarded.download = state
+        guarded.pipeline.resumedAt(offset: offset)
+        guarded.pipeline.expectedTotalOverride = expectedTotal
+        return resumedEvent
+    }
+
+    /// Body bytes of a download: written to its file (engine thread, under the lock).
+    func downloadReceived(_ bytes: UnsafeRawBufferPointer, in guarded: inout Guarded) -> (BodyVerdict, Wake?) {
+        switch guarded.pipeline.receivedDownloadBytes(count: bytes.count) {
+        case .pause: return (.pause, nil)
+        case .abort(let error): return (.abort(error), nil)
+        case .accept: break
+        }
+        guard var state = guarded.download, let file = state.file else { return (.abort(URLError(.cancelled)), nil) }
+        if let error = file.write(bytes) { return (.abort(error), nil) }
+        let total = guarded.pipeline.bytesReceived
+        let previous = state.throttle.reportedTotal
+        var wake: Wake?
+        if state.throttle.shouldReport(total: total, now: DispatchTime.now().uptimeNanoseconds) {
+            let progress = TransferProgress(
+                bytes: total - previous, totalBytes: total, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)
+            wake = Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
+        }
+        guarded.download = state
+        return (.accepted, wake)
+    }
+
+    /// A data task's response decision said `becomeDownload`: the rest of the
+    /// body (and what is queued already) goes to a file.
+    func becomeDownload() {
+        let file: DownloadFile
+        switch downloadDirectory.createFile() {
+        case .success(let created): file = created
+        case .failure(let error):
+            cancelWith(error)
+            return
+        }
+        let outcome = guarded.withLock { guarded -> (URLError?, TransferID?) in
+            guard guarded.pipeline.consumer == .events, guarded.download == nil, guarded.pipeline.end == nil else {
+                file.remove()
+                return (nil, nil)
+            }
+            for chunk in guarded.pipeline.takeQueuedBody() {
+                if let error = file.write(chunk) { return (error, nil) }
+            }
+            var state = DownloadState(file: file)
+            if let response = guarded.pipeline.response {
+                let validator = ResumeData.validator(of: response)
+                state.entityTag = validator.entityTag
+                state.lastModified = validator.lastModified
+            }
+            guarded.download = state
+            guarded.kind = .download
+            return (nil, guarded.transferID)
+        }
+        if let error = outcome.0 {
+            cancelWith(error)
+        } else if let id = outcome.1 {
+            engine.resumeReceiving(id, in: context.engineID)
+        }
+    }
+
+    /// Runs as the task ends. Success: the last progress and `downloaded`.
+    /// Failure: the partial file is kept with resume data when the download
+    /// can continue (a network failure after some bytes, or
+    /// `cancelByProducingResumeData`), else deleted. Returns the error to end
+    /// with (carrying the resume data).
+    func finishDownload(error: URLError?) -> URLError? {
+        let (result, waiters, resumeData, wake) = guarded.withLock {
+            guarded -> (URLError?, [CheckedContinuation<Data?, Never>], Data?, Wake?) in
+            let waiters = guarded.resumeDataWaiters
+            guarded.resumeDataWaiters = []
+            guard var state = guarded.download, let file = state.file else { return (error, waiters, nil, nil) }
+            state.file = nil
+            defer { guarded.download = state }
+            guard let error else {
+                file.close()
+                state.finishedURL = file.url
+                var wake: Wake?
+                let total = guarded.pipeline.bytesReceived
+                let previous = state.throttle.reportedTotal
+                if state.throttle.shouldReportFinal(total: total) {
+                    let progress = TransferProgress(
+                        bytes: total - previous, totalBytes: total,
+                        totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)
+                    wake = Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
+                }
+                let delivery = guarded.pipeline.offer(.downloaded(file.url))
+                if wake == nil { wake = Self.wake(for: delivery, in: &guarded) }
+                return (nil, waiters, nil, wake)
+            }
+            let resumable = guarded.wantsResumeData || Self.canResume(after: error)
+            guard resumable, file.size > 0, state.hasValidator,
+                let data = makeResumeData(file: file, state: state, request: guarded.hop.request)
+            else {
+                file.remove()
+                return (error, waiters, nil, nil)
+            }
+            file.close()
+            var info = error.userInfo
+            info[URLError.downloadTaskResumeDataKey] = data
+            return (URLError(error.code, userInfo: info), waiters, data, nil)
+        }
+        wake?.run()
+        for waiter in waiters { waiter.resume(returning: resumeData) }
+        return result
+    }
+
+    private static func canResume(after error: URLError) -> Bool {
+        switch error.code {
+        case .networkConnectionLost, .timedOut, .cannotConnectToHost, .cannotFindHost, .notConnectedToInternet,
+            .cannotWriteToFile, .dnsLookupFailed:
+            return true
+        default:
+            return false
+        }
+    }
+
+    private func makeResumeData(file: DownloadFile, state: DownloadState, request: URLRequest) -> Data? {
+        guard let url = request.url else { return nil }
+        // Credentials and cookies never go into resume data (apps store it).
+        let secret: Set<String> = ["authorization", "proxy-authorization", "cookie", "range", "if-range"]
+        let headers = (request.allHTTPHeaderFields ?? [:])
+            .filter { !secret.contains($0.key.lowercased()) }
+            .sorted { $0.key < $1.key }
+            .map { [$0.key, $0.value] }
+        let payload = ResumeData.Payload(
+            url: url.absoluteString, method: request.httpMethod ?? "GET", headers: headers, fileName: file.name,
+            bytesReceived: file.size, entityTag: state.entityTag, lastModified: state.lastModified)
+        return ResumeData(payload: payload).encoded()
+    }
+
+    /// Stops the download and returns resume data, or nil when it cannot be
+    /// resumed (no validator from the server, nothing received, already over).
+    func cancelByProducingResumeData() async -> Data? {
+        await withCheckedContinuation { continuation in
+            let over = guarded.withLock { guarded -> Bool in
+                guard guarded.pipeline.end == nil else { return true }
+                guarded.wantsResumeData = true
+                guarded.resumeDataWaiters.append(continuation)
+                return false
+            }
+            if over {
+                continuation.resume(returning: nil)
+            } else {
+                cancel()
+            }
+        }
+    }
+
+    /// Deletes the `downloaded` file the consumer had until this pull (unless moved).
+    func deleteHandedOutFile() {
+        let url = guarded.withLock { guarded -> URL? in
+            defer { guarded.fileToDeleteOnNextPull = nil }
+            return guarded.fileToDeleteOnNextPull
+        }
+        if let url { unlink(url.path) }
+    }
+
+    /// Waits for a download's file (after `useCollectingConsumer()` and `resume()`).
+    func collectDownload() async throws -> (URL, HTTPURLResponse) {
+        _ = try await collect()
+        return try guarded.withLock { guarded in
+            guard let url = guarded.download?.finishedURL, let response = guarded.pipeline.response else {
+                throw URLError.make(.cannotCreateFile, url: failingURLString, reason: "The download produced no file.")
+            }
+            return (url, response)
+        }
+    }
+}
+
+/// `Content-Range: bytes a-b/total` (RFC 9110 §14.4).
+struct ContentRange {
+    var start: Int64
+    var end: Int64
+    var total: Int64?
+
+    init?(_ response: HTTPURLResponse) {
+        guard let value = response.value(forHTTPHeaderField: "Content-Range") else { return nil }
+        let parts = value.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bytes" else { return nil }
+        let rangeAndTotal = parts[1].split(separator: "/", maxSplits: 1)
+        let bounds = rangeAndTotal[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start <= end else { return nil }
+        self.start = start
+        self.end = end
+        total = rangeAndTotal.count == 2 ? Int64(rangeAndTotal[1]) : nil
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import LoopbackServer
+import Testing
+
+@testable import AsyncURLSession
+
+@Suite struct DownloadTests {
+    @Test(arguments: ["/bytes/0", "/bytes/1", "/bytes/1048576", "/bytes/67108864", "/chunked/300000?chunk=10000"])
+    func download_writesTheServedBytes_withMonotonicProgress(path: String) async throws {
+        try await withServer(timeLimit: 60) { server in
+            let task = Session(configuration: testConfiguration()).downloadTask(with: server.url(path))
+            #expect(task.kind == .download)
+            task.resume()
+            let recorded = await record(task)
+            #expect(recorded.error == nil)
+            let size = Int(path.split(separator: "/").last!.split(separator: "?").first!)!
+            #expect(recorded.downloadedBytes == LoopbackServer.patternBody(count: size))
+            let totals = recorded.downloadProgress.map(\.totalBytes)
+            #expect(totals == totals.sorted())
+            #expect(totals.last ?? 0 == Int64(size))
+            #expect(recorded.downloadProgress.reduce(0) { $0 + $1.bytes } == Int64(size))
+            let expected = path.hasPrefix("/chunked") ? -1 : Int64(size)
+            #expect(recorded.downloadProgress.allSatisfy { $0.totalBytesExpected == expected })
+            #expect(recorded.kinds.suffix(2) == ["downloaded", "metrics"])
+            // Deleted once the consumer pulled past the event.
+            if let file = recorded.downloadedFile {
+                #expect(!FileManager.default.fileExists(atPath: file.path))
+            }
+        }
+    }
+
+    @Test func downloadedFile_existsDuringTheEvent_andSurvivesWhenMoved() async throws {
+        try await withServer { server in
+            let task = Session(configuration: testConfiguration()).downloadTask(with: server.url("/bytes/5000"))
+            task.resume()
+            let destination = FileManager.default.temporaryDirectory.appendingPathComponent("moved-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: destination) }
+            for try await event in task.events {
+                if case .downloaded(let location) = event {
+                    #expect(FileManager.default.fileExists(atPath: location.path))
+                    let attributes = try FileManager.default.attributesOfItem(atPath: location.path)
+                    #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+                    try FileManager.default.moveItem(at: location, to: destination)
+                }
+            }
+            #expect(try Data(contentsOf: destination) == LoopbackServer.patternBody(count: 5000))
+        }
+    }
+
+    @Test func downloadFor_handsTheFileToTheCaller() async throws {
+        try await withServer { server in
+            let (location, response) = try await Session(configuration: testConfiguration())
+                .download(from: server.url("/bytes/70000"))
+            defer { try? FileManager.default.removeItem(at: location) }
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(try Data(contentsOf: location) == LoopbackServer.patternBody(count: 70_000))
+        }
+    }
+
+    @Test func cancelWithResumeData_thenResume_givesTheIdenticalFile() async throws {
+        try await withServer(timeLimit: 60) { server in
+            let size = 256 << 20
+            let session = Session(configuration: testConfiguration())
+            let task = session.downloadTask(with: server.url("/range/\(size)"))
+            task.resume()
+            var resumeData: Data?
+            for try await event in task.events {
+                if case .downloadProgress = event, resumeData == nil {
+                    resumeData = await task.cancelByProducingResumeData()
+                    break
+                }
+            }
+            let data = try #require(resumeData, "the server sends an ETag: resume data is expected")
+            let resumed = session.downloadTask(withResumeData: data)
+            resumed.resume()
+            let recorded = await record(resumed)
+            #expect(recorded.error == nil)
+            #expect(recorded.kinds.first == "resumed")
+            let (offset, expected) = try #require(recorded.resumedAt)
+            #expect(offset > 0)
+            #expect(expected == Int64(size))
+            #expect(recorded.downloadedBytes == LoopbackServer.patternBody(count: size))
+        }
+    }
+
+    @Test func resumeAfterTheValidatorChanged_restartsFromZero() async throws {
+        try await withServer(timeLimit: 60) { server in
+            let size = 256 << 20
+            let session = Session(configuration: testConfiguration())
+            let task = session.downloadTask(with: server.url("/range/\(size)?etag=first"))
+            task.resume()
+            var resumeData: Data?
+            for try await event in task.events {
+                if case .downloadProgress = event {
+                    resumeData = await task.cancelByProducingResumeData()
+                    break
+                }
+            }
+            // The resource changed: the same partial file, another URL whose ETag differs.
+            var decoded = try ResumeData.decode(try #require(resumeData)).get()
+            decoded.payload.url = server.url("/range/\(size)?etag=second").absoluteString
+            let changed = try #require(decoded.encoded())
+            let resumed = session.downloadTask(withResumeData: changed)
+            resumed.resume()
+            let recorded = await record(resumed)
+            #expect(recorded.resumedAt?.0 == 0)
+            #expect(recorded.downloadedBytes == LoopbackServer.patternBody(count: size))
+        }
+    }
+
+    @Test func tamperedResumeData_isRefused() async throws {
+        try await withServer(timeLimit: 60) { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.downloadTask(with: server.url("/range/\(256 << 20)"))
+            task.resume()
+            var resumeData: Data?
+            for try await event in task.events {
+                if case .downloadProgress = event {
+                    resumeData = await task.cancelByProducingResumeData()
+                    break
+                }
+            }
+            let good = try #require(resumeData)
+            var flipped = good
+            let index = flipped.firstRange(of: Data("bytesReceived".utf8))!.upperBound + 3
+            flipped[index] = flipped[index] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
+
+            var escaping = try ResumeData.decode(good).get()
+            escaping.payload.fileName = "../../etc/passwd"
+            var missing = try ResumeData.decode(good).get()
+            missing.payload.fileName = "download-does-not-exist.tmp"
+            let candidates: [(String, Data)] = [
+                ("garbage", Data("not resume data".utf8)),
+                ("edited", flipped),
+                ("other version", Data(String(decoding: good, as: UTF8.self)
+                    .replacingOccurrences(of: "\"version\":1", with: "\"version\":99").utf8)),
+                ("outside the folder", try #require(escaping.encoded())),
+                ("missing file", try #require(missing.encoded())),
+            ]
+            for (label, data) in candidates {
+                let refused = session.downloadTask(withResumeData: data)
+                refused.resume()
+                let recorded = await record(refused)
+                #expect(recorded.error != nil, "\(label) resume data must be refused")
+                #expect(recorded.kinds.isEmpty || recorded.kinds == ["metrics"], "\(label): nothing is transferred")
+            }
+            #expect(FileManager.default.fileExists(atPath: "/etc/passwd"))
+        }
+    }
+
+    @Test func becomeDownload_sendsTheRestOfTheBodyToAFile() async throws {
+        try await withServer { server in
+            let task = Session(configuration: testConfiguration()).dataTask(with: server.url("/bytes/1000000"))
+            task.resume()
+            var file: Data?
+            var sawData = false
+            for try await event in task.events {
+                switch event {
+                case .response(_, let decision): decision.becomeDownload()
+                case .data: sawData = true
+                case .downloaded(let url): file = try Data(contentsOf: url)
+                default: break
+                }
+            }
+            #expect(!sawData, "after becomeDownload the body goes to the file only")
+            #expect(task.kind == .download)
+            #expect(file == LoopbackServer.patternBody(count: 1_000_000))
+        }
+    }
+}
