@@ -11,10 +11,12 @@ import NIOHTTP2
 /// - /drop: the first K bytes are sent, then the stream is reset.
 /// - /close-delimited: the body is sent without Content-Length and ends with END_STREAM.
 /// - /status/101: the stream is reset (101 does not exist in HTTP/2).
+/// - /redirect-raw: 400 (its raw bytes would need an HTTP/1 connection to write them on).
+/// - /auth/basic-then-close: with Authorization the stream is reset, not the connection.
 /// - /headers/big: at most 24 KiB, else 400 (NIOHTTP2 sends no CONTINUATION frames, so the
 ///   encoded header block must fit one frame).
 enum HTTP2Setup {
-    static func configure(_ channel: any Channel, connectionID: Int) throws {
+    static func configure(_ channel: any Channel, connectionID: Int, auth: AuthState) throws {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
             // Tests open many parallel streams on one connection.
@@ -35,7 +37,7 @@ enum HTTP2Setup {
                 streamChannel.eventLoop.makeCompletedFuture {
                     let sync = streamChannel.pipeline.syncOperations
                     try sync.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                    try sync.addHandler(RequestHandler(connectionID: connectionID, transport: .http2))
+                    try sync.addHandler(RequestHandler(connectionID: connectionID, transport: .http2, auth: auth))
                 }
             }
         )

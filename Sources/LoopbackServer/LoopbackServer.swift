@@ -15,7 +15,24 @@
 //   timers and client disconnects in one place instead of in every route.
 // - Byte routes stream a deterministic pattern (PatternBody.swift) computed per piece, so a
 //   1 GiB body costs no memory and any misplaced byte is detectable by the client.
+// - Per-server state that routes need across connections (Digest nonce key, the count of
+//   Authorization attempts) lives in one AuthState, handed to every RequestHandler.
 // - Nothing is logged: a client that goes away just closes its channel.
+//
+// Routes (any method; HEAD gets the GET head; bad parameters 400, unknown paths 404; over
+// HTTP/2 the same unless HTTP2Setup.swift says otherwise):
+// - Bytes: /bytes/N, /chunked/N, /drip/N, /stall/N, /stall-headers, /drop/N,
+//   /close-delimited/N, /range/N (ByteRoutes.swift, RangeRoute.swift).
+// - Requests: /echo (method, headers, body length and SHA-256), /echo-body (EchoRoutes.swift).
+// - Status and headers: /status/CODE, /delay/MS, /response-headers, /headers/big, /connection,
+//   /garbage (MiscRoutes.swift).
+// - Redirects: /redirect/N, /redirect-to, /redirect-loop, /redirect-no-location,
+//   /redirect-echo, /cross-origin-redirect (RedirectRoutes.swift); /redirect-raw, whose
+//   Location is written unchecked, HTTP/1.1 only (RawRedirectRoute.swift).
+// - Authentication: /auth/basic, /auth/digest, /auth/multi, /auth/no-challenge,
+//   /auth/malformed, /auth/basic-then-close, /proxy-auth (AuthRoutes.swift; Digest in Auth/).
+// - Cookies: /cookies/set, /cookies/echo (CookieRoutes.swift).
+// - Server push: /multipart-replace (MultipartRoute.swift).
 
 import Foundation
 import NIOCore
@@ -34,6 +51,7 @@ public final class LoopbackServer: Sendable {
     private let group: MultiThreadedEventLoopGroup
     private let serverChannel: any Channel
     private let registry: ConnectionRegistry
+    private let auth: AuthState
     /// Set once shutdown has started; makes shutdown() idempotent and tells deinit what is left.
     private let isShutDown = Mutex(false)
 
@@ -43,7 +61,8 @@ public final class LoopbackServer: Sendable {
         certificatePEM: Data?,
         group: MultiThreadedEventLoopGroup,
         serverChannel: any Channel,
-        registry: ConnectionRegistry
+        registry: ConnectionRegistry,
+        auth: AuthState
     ) {
         self.port = port
         self.baseURL = baseURL
@@ -51,6 +70,7 @@ public final class LoopbackServer: Sendable {
         self.group = group
         self.serverChannel = serverChannel
         self.registry = registry
+        self.auth = auth
     }
 
     /// Starts a server on 127.0.0.1 with an ephemeral port.
@@ -59,8 +79,9 @@ public final class LoopbackServer: Sendable {
         let tls = try options.tls ? TLSSetup(options: options) : nil
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let registry = ConnectionRegistry()
+        let auth = AuthState()
         do {
-            let connectionSetup = PipelineSetup(tls: tls, registry: registry)
+            let connectionSetup = PipelineSetup(tls: tls, registry: registry, auth: auth)
             let channel = try await ServerBootstrap(group: group)
                 // Many tests open hundreds of connections at once; a short backlog would make
                 // the kernel drop SYNs and the clients retry after a second.
@@ -84,7 +105,8 @@ public final class LoopbackServer: Sendable {
                 certificatePEM: tls.map { Data($0.certificatePEM.utf8) },
                 group: group,
                 serverChannel: channel,
-                registry: registry
+                registry: registry,
+                auth: auth
             )
         } catch {
             try? await group.shutdownGracefully()
@@ -113,6 +135,12 @@ public final class LoopbackServer: Sendable {
     /// TCP connections accepted so far (for connection-reuse tests).
     public var acceptedConnections: Int {
         registry.acceptedCount
+    }
+
+    /// Requests to any /auth/... route that carried an Authorization header, counted when
+    /// their head arrives (for tests of how often a client retries wrong credentials).
+    public var authorizationAttempts: Int {
+        auth.authorizationAttempts
     }
 
     /// Closes the listener and every open connection, then stops the server's thread.

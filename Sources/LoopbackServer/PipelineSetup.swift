@@ -9,6 +9,7 @@ import NIOSSL
 struct PipelineSetup: Sendable {
     let tls: TLSSetup?
     let registry: ConnectionRegistry
+    let auth: AuthState
 
     func configure(_ channel: any Channel) -> EventLoopFuture<Void> {
         let connectionID = registry.register(channel)
@@ -21,7 +22,7 @@ struct PipelineSetup: Sendable {
         }
         guard let tls, tls.offersHTTP2 else {
             return tlsAdded.flatMapThrowing {
-                try Self.configureHTTP1(channel, connectionID: connectionID)
+                try Self.configureHTTP1(channel, connectionID: connectionID, auth: auth)
             }
         }
         return tlsAdded.flatMap {
@@ -29,12 +30,12 @@ struct PipelineSetup: Sendable {
             channel.configureHTTP2SecureUpgrade(
                 h2ChannelConfigurator: { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try HTTP2Setup.configure(channel, connectionID: connectionID)
+                        try HTTP2Setup.configure(channel, connectionID: connectionID, auth: auth)
                     }
                 },
                 http1ChannelConfigurator: { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try Self.configureHTTP1(channel, connectionID: connectionID)
+                        try Self.configureHTTP1(channel, connectionID: connectionID, auth: auth)
                     }
                 }
             )
@@ -44,9 +45,9 @@ struct PipelineSetup: Sendable {
     /// HTTP/1.1 with NIO's pipelining assistance (requests are handed over one at a time, the
     /// next only after the previous response ended) and its protocol error handler (a request
     /// that does not parse gets a 400 and the connection is closed).
-    static func configureHTTP1(_ channel: any Channel, connectionID: Int) throws {
+    static func configureHTTP1(_ channel: any Channel, connectionID: Int, auth: AuthState) throws {
         let sync = channel.pipeline.syncOperations
         try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
-        try sync.addHandler(RequestHandler(connectionID: connectionID, transport: .http1))
+        try sync.addHandler(RequestHandler(connectionID: connectionID, transport: .http1, auth: auth))
     }
 }

@@ -38,15 +38,17 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private let connectionID: Int
     private let transport: Transport
+    private let auth: AuthState
     private var state: State = .idle
     private var progress: Progress?
     private var timer: Scheduled<Void>?
     /// Guards pump() against re-entry from events fired while it flushes.
     private var pumping = false
 
-    init(connectionID: Int, transport: Transport) {
+    init(connectionID: Int, transport: Transport, auth: AuthState) {
         self.connectionID = connectionID
         self.transport = transport
+        self.auth = auth
     }
 
     // MARK: Inbound
@@ -63,7 +65,8 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 head: head,
                 target: RequestTarget(uri: head.uri),
                 connectionID: connectionID,
-                transport: transport
+                transport: transport,
+                auth: auth
             )
             state = .receiving(head, Router.route(info))
         case .body(let buffer):
@@ -144,6 +147,10 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 pump(context: context)
             }
 
+        case .paced(let head, let pieces, let interval):
+            write(head: head, for: request, context: context)
+            sendPaced(request.method == .HEAD ? [] : pieces[...], interval: interval, for: request, context: context)
+
         case .delayed(let delay, let next):
             timer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
                 timer = nil
@@ -170,9 +177,9 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .never:
             break
 
-        case .garbage:
+        case .raw(let bytes):
             state = .closed
-            writeRawAndClose(ByteBuffer(string: "this is not http\r\n\r\n"), context: context)
+            writeRawAndClose(bytes, context: context)
         }
     }
 
@@ -296,7 +303,31 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// /garbage: bytes that are not HTTP, written below the HTTP/1 encoder, then close.
+    /// `.paced`: writes the first piece, and the others `interval` apart; then ends.
+    private func sendPaced(
+        _ pieces: ArraySlice<ByteBuffer>,
+        interval: TimeAmount,
+        for request: HTTPRequestHead,
+        context: ChannelHandlerContext
+    ) {
+        var pieces = pieces
+        // Without an interval all pieces go out in this turn (they are in memory already).
+        while let piece = pieces.popFirst() {
+            guard case .answering = state else { return }
+            context.writeAndFlush(Self.wrapOutboundOut(.body(.byteBuffer(piece))), promise: nil)
+            if interval > .zero, !pieces.isEmpty {
+                timer = context.eventLoop.assumeIsolated().scheduleTask(in: interval) { [self, rest = pieces] in
+                    timer = nil
+                    sendPaced(rest, interval: interval, for: request, context: context)
+                }
+                return
+            }
+        }
+        guard case .answering = state else { return }
+        endResponse(for: request, context: context)
+    }
+
+    /// `.raw`: bytes written below the HTTP/1 encoder, then close.
     private func writeRawAndClose(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
         // Writing through the encoder's own context hands the bytes to the handler after it
         // (TLS or the socket), so they skip HTTP encoding. Without an encoder (not HTTP/1)

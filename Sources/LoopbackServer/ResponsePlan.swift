@@ -14,6 +14,9 @@ indirect enum ResponsePlan {
     case fixed(HTTPResponseHead, body: ByteBuffer)
     /// The head (framing headers included), then pattern bytes as the channel can take them.
     case pattern(HTTPResponseHead, PatternStream)
+    /// The head (framing headers included), then each piece flushed on its own, `interval`
+    /// apart (the first at once), then the end.
+    case paced(HTTPResponseHead, pieces: [ByteBuffer], interval: TimeAmount)
     /// Wait, then answer with the next plan.
     case delayed(TimeAmount, ResponsePlan)
     /// A 1xx interim head, then the final answer.
@@ -24,8 +27,14 @@ indirect enum ResponsePlan {
     case reset
     /// Accept the request and never answer.
     case never
-    /// Raw non-HTTP bytes on the connection, then close.
-    case garbage
+    /// Bytes written as they are below the HTTP/1 encoder (HTTP/1 only), then close: for
+    /// responses NIO would refuse to encode, or that are not HTTP at all.
+    case raw(ByteBuffer)
+
+    /// /garbage: bytes that are not HTTP.
+    static var garbage: ResponsePlan {
+        .raw(ByteBuffer(string: "this is not http\r\n\r\n"))
+    }
 
     /// A text response, e.g. `.text(.notFound, "not found")`.
     static func text(

@@ -7,6 +7,8 @@ struct BodyWriter {
     let outputPath: String?
     let silent: Bool
     var printsHead = true
+    /// Bytes per second at most; the transfer pauses to match a slow reader.
+    var limitRate: Int?
 
     func write(_ task: SessionTask) async throws {
         let sink = try openSink()
@@ -14,11 +16,12 @@ struct BodyWriter {
         var progress = ProgressBar(label: outputPath.map { ($0 as NSString).lastPathComponent } ?? "body")
         var received: Int64 = 0
         var expected: Int64 = -1
+        let started = ContinuousClock.now
         for try await event in task.events {
             switch event {
             case .response(let response, _):
                 expected = response.expectedContentLength
-                if !silent && printsHead { printHead(response) }
+                if !silent && printsHead { Self.printHead(response, toStandardOutput: outputPath != nil) }
             case .data(let chunk):
                 received += Int64(chunk.count)
                 do {
@@ -28,6 +31,12 @@ struct BodyWriter {
                     throw FetchError("cannot write the body to '\(outputPath ?? "stdout")': \(error.localizedDescription)")
                 }
                 if outputPath != nil && !silent { progress.update(received: received, expected: expected) }
+                if let limitRate, limitRate > 0 {
+                    // Sleep until the average rate is back under the limit.
+                    let due = Duration.seconds(Double(received) / Double(limitRate))
+                    let elapsed = ContinuousClock.now - started
+                    if due > elapsed { try await Task.sleep(for: due - elapsed) }
+                }
             default:
                 break
             }
@@ -48,15 +57,15 @@ struct BodyWriter {
     /// Status and headers go to standard output when the body goes to a file,
     /// and to standard error when the body goes to standard output, so that
     /// `fetch URL > file` saves exactly the body.
-    private func printHead(_ response: HTTPURLResponse) {
+    static func printHead(_ response: HTTPURLResponse, toStandardOutput: Bool) {
         var text = "HTTP \(response.statusCode) \(HTTPURLResponse.localizedString(forStatusCode: response.statusCode))\n"
         for (name, value) in response.allHeaderFields.sorted(by: { "\($0.key)" < "\($1.key)" }) {
             text += "\(name): \(value)\n"
         }
-        if outputPath == nil {
-            FileHandle.standardError.write(Data((text + "\n").utf8))
-        } else {
+        if toStandardOutput {
             print(text)
+        } else {
+            FileHandle.standardError.write(Data((text + "\n").utf8))
         }
     }
 }

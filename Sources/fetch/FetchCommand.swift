@@ -33,6 +33,12 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(name: [.customShort("d"), .customLong("data")], help: "A request body; '@FILE' reads it from a file.")
     var data: String?
 
+    @Option(name: [.customShort("T"), .customLong("upload-file")], help: "Upload this file (read as it is sent; PUT unless -X says otherwise).")
+    var uploadFile: String?
+
+    @Option(name: .customLong("limit-rate"), help: "Read the body at most this many bytes per second (the transfer slows down to match).")
+    var limitRate: Int?
+
     @Flag(help: "Print each task event as it arrives instead of the body.")
     var events = false
 
@@ -59,12 +65,24 @@ struct FetchCommand: AsyncParsableCommand {
                 configuration.tlsTrustRootsPEM = try Self.read(file: cacert, purpose: "the --cacert file")
             }
             let session = Session(configuration: configuration)
-            let task = session.dataTask(with: request)
+            let task: SessionTask
+            if let uploadFile {
+                var uploadRequest = request
+                if method == nil { uploadRequest.httpMethod = "PUT" }
+                task = session.uploadTask(with: uploadRequest, fromFile: URL(fileURLWithPath: uploadFile))
+            } else if let output, !events {
+                task = session.downloadTask(with: request)
+                task.resume()
+                try await DownloadWriter(destination: output, silent: silent).run(task)
+                return
+            } else {
+                task = session.dataTask(with: request)
+            }
             task.resume()
             if events {
                 try await EventPrinter().print(task.events)
             } else {
-                try await BodyWriter(outputPath: output, silent: silent).write(task)
+                try await BodyWriter(outputPath: nil, silent: silent, limitRate: limitRate).write(task)
             }
         } catch let error as FetchError {
             throw error

@@ -40,6 +40,26 @@ import Testing
         }
     }
 
+    @Test(arguments: [1, 16])
+    func manySequentialWaves_reuseConnectionsWithinTheLimit(concurrency: Int) async throws {
+        try await withServer(timeLimit: 60) { server in
+            var configuration = testConfiguration()
+            configuration.httpMaximumConnectionsPerHost = concurrency
+            let session = Session(configuration: configuration)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<concurrency {
+                    group.addTask {
+                        for _ in 0..<(1000 / concurrency) {
+                            _ = try await session.data(from: server.url("/bytes/1024"))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(server.acceptedConnections <= concurrency, "opened \(server.acceptedConnections) connections")
+        }
+    }
+
     @Test func https_negotiatesHTTP2_andMultiplexesOnOneConnection() async throws {
         try await withServer(LoopbackServer.Options(tls: true, http2: true)) { server in
             let session = Session(configuration: testConfiguration(trusting: server))

@@ -3,6 +3,7 @@ import Foundation
 import LoopbackServer
 import Testing
 
+extension LoadSensitiveTests {
 @Suite struct TimeoutTests {
     @Test func idleTimeout_withoutResponse_failsWithTimedOut() async throws {
         try await withServer { server in
@@ -58,4 +59,5 @@ import Testing
             await #expect(throws: URLError.self) { _ = try await session.data(for: request) }
         }
     }
+}
 }

@@ -66,6 +66,31 @@ struct CurlResult {
     let writeOut: String
     let body: Data
     let stderr: String
+    /// The response heads as received (`-D`), one after the other when curl followed redirects
+    /// or answered a challenge.
+    let headers: Data
+
+    /// Values of every header field `name` (any case) in `headers`, in order; each value is
+    /// what follows the colon up to CRLF, so a lone CR in a value stays in it.
+    func headerValues(_ name: String) -> [String] {
+        let prefix = Array((name + ":").lowercased().utf8)
+        var values: [String] = []
+        var lineStart = headers.startIndex
+        while lineStart < headers.endIndex {
+            let lineEnd = headers[lineStart...].firstRange(of: Data("\r\n".utf8))?.lowerBound ?? headers.endIndex
+            let line = headers[lineStart..<lineEnd]
+            if line.count >= prefix.count, line.prefix(prefix.count).map({ Self.lowercased($0) }) == prefix {
+                let value = String(decoding: line.dropFirst(prefix.count), as: UTF8.self)
+                values.append(value.trimmingCharacters(in: .whitespaces))
+            }
+            lineStart = min(lineEnd + 2, headers.endIndex)
+        }
+        return values
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
+    }
 }
 
 /// Runs the `curl` command line (libcurl's own client; used for HTTPS and HTTP/2), writing the
@@ -76,10 +101,12 @@ func curl(_ arguments: [String], url: URL) async throws -> CurlResult {
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     let bodyFile = directory.appendingPathComponent("body")
+    let headersFile = directory.appendingPathComponent("headers")
 
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["curl", "-sS", "--max-time", "20", "-o", bodyFile.path] + arguments + [url.absoluteString]
+    process.arguments = ["curl", "-sS", "--max-time", "20", "-o", bodyFile.path, "-D", headersFile.path]
+        + arguments + [url.absoluteString]
     let stdout = Pipe()
     let stderr = Pipe()
     process.standardOutput = stdout
@@ -102,7 +129,8 @@ func curl(_ arguments: [String], url: URL) async throws -> CurlResult {
     let writeOut = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     let body = (try? Data(contentsOf: bodyFile)) ?? Data()
-    return CurlResult(exitCode: exitCode, writeOut: writeOut, body: body, stderr: errors)
+    let headers = (try? Data(contentsOf: headersFile)) ?? Data()
+    return CurlResult(exitCode: exitCode, writeOut: writeOut, body: body, stderr: errors, headers: headers)
 }
 
 /// Writes `data` to a fresh temporary file (for curl's --cacert) and returns its path.
@@ -129,5 +157,22 @@ func withServer<T: Sendable>(
             try? await server.shutdown()
             throw error
         }
+    }
+}
+
+/// Starts a plain HTTP/1.1 server, or with `http2` a TLS server that offers HTTP/2, and runs
+/// `body` with it and the curl arguments that reach it (trust its certificate, ask for h2).
+func withServer<T: Sendable>(
+    http2: Bool,
+    seconds: Int = 30,
+    _ body: @escaping @Sendable (LoopbackServer, [String]) async throws -> T
+) async throws -> T {
+    try await withServer(.init(tls: http2), seconds: seconds) { server in
+        guard http2, let pem = server.certificatePEM else {
+            return try await body(server, [])
+        }
+        let caFile = try temporaryFile(pem, name: "ca.pem")
+        defer { try? FileManager.default.removeItem(at: caFile) }
+        return try await body(server, ["--cacert", caFile.path, "--http2"])
     }
 }

@@ -69,7 +69,7 @@ struct DownloadDirectory: Sendable {
                 .cannotOpenFile, "The partial download \(path) is shorter than the resume data says; download again."))
         }
         let file = DownloadFile(fd: fd, url: URL(fileURLWithPath: path), name: name, size: Int64(info.st_size))
-        if let error = file.truncate(to: expectedSize) {
+        if let error = file.truncateNow(to: expectedSize) {
             file.close()
             return .failure(error)
         }

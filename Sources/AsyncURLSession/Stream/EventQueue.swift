@@ -59,6 +59,15 @@ struct EventQueue {
         return chunks
     }
 
+    /// Puts events before a queued trailing `metrics` event (or at the end).
+    mutating func insertBeforeMetrics(_ events: [TaskEvent]) {
+        if let last = storage.indices.last, last >= head, case .metrics = storage[last] {
+            storage.insert(contentsOf: events, at: last)
+        } else {
+            storage.append(contentsOf: events)
+        }
+    }
+
     mutating func removeAll() {
         storage.removeAll()
         head = 0

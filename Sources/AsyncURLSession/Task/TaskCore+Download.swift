@@ -72,7 +72,7 @@ extension TaskCore {
             } else {
                 // The validator changed or the server ignored the range: the
                 // whole body comes again, from zero.
-                _ = file.truncate(to: 0)
+                file.truncate(to: 0)
             }
             resumedEvent = .resumed(offset: offset, expectedTotal: expectedTotal)
         }
@@ -91,7 +91,16 @@ extension TaskCore {
         case .accept: break
         }
         guard var state = guarded.download, let file = state.file else { return (.abort(URLError(.cancelled)), nil) }
-        if let error = file.write(bytes) { return (.abort(error), nil) }
+        if file.isFull {
+            // The disk is behind: hand the bytes back and wait for the writer.
+            guarded.pipeline.undoDownloadBytes(count: bytes.count)
+            if let id = guarded.transferID {
+                let sessionID = context.engineID
+                file.whenDrained { CurlEngine.shared.resumeReceiving(id, in: sessionID) }
+            }
+            return (.pause, nil)
+        }
+        if let error = file.enqueue(Data(bytes)) { return (.abort(error), nil) }
         let total = guarded.pipeline.bytesReceived
         let previous = state.throttle.reportedTotal
         var wake: Wake?
@@ -115,12 +124,21 @@ extension TaskCore {
             return
         }
         let outcome = guarded.withLock { guarded -> (URLError?, TransferID?) in
-            guard guarded.pipeline.consumer == .events, guarded.download == nil, guarded.pipeline.end == nil else {
+            // Not for data(for:) (it returns Data), not twice, not after a failure.
+            var ended = false
+            if let end = guarded.pipeline.end {
+                guard case .success = end else {
+                    file.remove()
+                    return (nil, nil)
+                }
+                ended = true
+            }
+            guard guarded.pipeline.consumer == .events, guarded.download == nil else {
                 file.remove()
                 return (nil, nil)
             }
             for chunk in guarded.pipeline.takeQueuedBody() {
-                if let error = file.write(chunk) { return (error, nil) }
+                if let error = file.enqueue(chunk) { return (error, nil) }
             }
             var state = DownloadState(file: file)
             if let response = guarded.pipeline.response {
@@ -128,8 +146,25 @@ extension TaskCore {
                 state.entityTag = validator.entityTag
                 state.lastModified = validator.lastModified
             }
-            guarded.download = state
             guarded.kind = .download
+            if ended {
+                // The whole body was already here (at most the stream buffer,
+                // 1 MiB): write it out now, on this consumer's thread, so the
+                // file is whole when `downloaded` is handed out.
+                if let error = file.drain() { return (error, nil) }
+                file.close()
+                state.file = nil
+                state.finishedURL = file.url
+                let total = guarded.pipeline.bytesReceived
+                guarded.pipeline.insertDownloadEnd([
+                    .downloadProgress(TransferProgress(
+                        bytes: total, totalBytes: total, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)),
+                    .downloaded(file.url),
+                ])
+                guarded.download = state
+                return (nil, nil)
+            }
+            guarded.download = state
             return (nil, guarded.transferID)
         }
         if let error = outcome.0 {
@@ -139,12 +174,28 @@ extension TaskCore {
         }
     }
 
-    /// Runs as the task ends. Success: the last progress and `downloaded`.
-    /// Failure: the partial file is kept with resume data when the download
-    /// can continue (a network failure after some bytes, or
-    /// `cancelByProducingResumeData`), else deleted. Returns the error to end
-    /// with (carrying the resume data).
-    func finishDownload(error: URLError?) -> URLError? {
+    /// Runs as the task ends, after the file's queued writes: success gives
+    /// the last progress and `downloaded`; failure keeps the partial file with
+    /// resume data when the download can continue (a network failure after
+    /// some bytes, or `cancelByProducingResumeData`), else deletes it.
+    /// `then` gets the error to end with (carrying the resume data).
+    func finishDownload(error: URLError?, then: @escaping @Sendable (URLError?) -> Void) {
+        guard let file = guarded.withLock({ $0.download?.file }) else {
+            // Not a download, or finished already: only waiters to answer.
+            let waiters = guarded.withLock { guarded in
+                defer { guarded.resumeDataWaiters = [] }
+                return guarded.resumeDataWaiters
+            }
+            for waiter in waiters { waiter.resume(returning: nil) }
+            then(error)
+            return
+        }
+        file.flush { [self] writeError in
+            then(finishDownloadAfterFlush(error: error ?? writeError))
+        }
+    }
+
+    private func finishDownloadAfterFlush(error: URLError?) -> URLError? {
         let (result, waiters, resumeData, wake) = guarded.withLock {
             guarded -> (URLError?, [CheckedContinuation<Data?, Never>], Data?, Wake?) in
             let waiters = guarded.resumeDataWaiters

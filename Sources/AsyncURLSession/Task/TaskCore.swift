@@ -177,7 +177,7 @@ final class TaskCore: Sendable {
         case .cancelTransfer:
             if let id { engine.cancel(id, in: context.engineID, error: error) }
         case .finishWithoutTransfer:
-            _ = finishDownload(error: error)
+            finishDownload(error: error) { _ in }
             context.unregister(identifier)
             wake?.run()
         case .none:
@@ -277,14 +277,15 @@ final class TaskCore: Sendable {
     /// Ends the task with the metrics collected over all hops (a download's
     /// file is finished first: `downloaded`, or kept with resume data).
     func completeWithTransactions(error: URLError?) {
-        let error = finishDownload(error: error)
-        let metrics = guarded.withLock { guarded in
-            TaskMetrics(
-                taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
-                redirectCount: guarded.redirectCount,
-                transactionMetrics: guarded.transactions)
+        finishDownload(error: error) { [self] error in
+            let metrics = guarded.withLock { guarded in
+                TaskMetrics(
+                    taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
+                    redirectCount: guarded.redirectCount,
+                    transactionMetrics: guarded.transactions)
+            }
+            complete(error: error, metrics: metrics)
         }
-        complete(error: error, metrics: metrics)
     }
 }
 

@@ -279,6 +279,13 @@ struct TaskPipeline {
         return .accept(.none)
     }
 
+    /// Bytes counted by `receivedDownloadBytes` that were handed back (the
+    /// file writer was behind): the engine delivers them again.
+    mutating func undoDownloadBytes(count: Int) {
+        bytesReceived -= Int64(count)
+        receivePaused = true
+    }
+
     /// Download progress (coalesced like upload progress).
     mutating func downloadProgress(_ progress: TransferProgress) -> DeliveryAction {
         guard consumer == .events, lifecycle == .running || lifecycle == .suspended else { return .none }
@@ -291,6 +298,12 @@ struct TaskPipeline {
         let chunks = queue.removeData()
         if receivePaused && !bodyGateClosed { receivePaused = false }
         return chunks
+    }
+
+    /// A data task that became a download after its transfer ended: the
+    /// file's events go where the body was, before the metrics.
+    mutating func insertDownloadEnd(_ events: [TaskEvent]) {
+        queue.insertBeforeMetrics(events)
     }
 
     /// A resumed download already holds `offset` bytes.

@@ -16,6 +16,7 @@ final class MultiSession {
     var transfers: [TransferID: Transfer] = [:]
     private var idleHandles: [EasyHandle] = []
     private static let maximumIdleHandles = 256
+    static let idleConnectionCacheSize = 1024
 
     init?(id: EngineSessionID, tag: UInt32, epollFD: Int32, options: EngineSessionOptions) {
         guard let multi = curl_multi_init() else { return nil }
@@ -41,6 +42,11 @@ final class MultiSession {
         if options.maximumConnectionsPerHost > 0 {
             _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, options.maximumConnectionsPerHost)
         }
+        // libcurl sizes its idle-connection cache at 4 x the handles added *at
+        // that moment*. Ours are added per transfer and removed at its end,
+        // so between waves the cache shrank and closed connections that the
+        // next wave then opened again. A fixed size keeps them.
+        _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, Self.idleConnectionCacheSize)
     }
 
     /// Frees the handles. Transfers must have been removed already.

@@ -15,10 +15,7 @@ final class EchoDigest {
 
     /// 200 with the JSON description of the request.
     func response(for head: HTTPRequestHead) -> ResponsePlan {
-        let digest = hasher.finalize().map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        let digest = Hex.string(hasher.finalize())
         let headerList = head.headers.map { "[\(JSON.string($0.name)),\(JSON.string($0.value))]" }
         let json = """
             {"method":\(JSON.string(head.method.rawValue)),"uri":\(JSON.string(head.uri)),\

@@ -1,8 +1,7 @@
-import Foundation
 import NIOCore
 import NIOHTTP1
 
-/// /status, /delay, /response-headers, /auth/basic and /headers/big.
+/// /status, /delay, /response-headers and /headers/big.
 enum MiscRoutes {
     /// ANY /status/CODE: that status with body "status CODE".
     ///
@@ -37,29 +36,15 @@ enum MiscRoutes {
         var headers = HTTPHeaders()
         for (name, value) in request.target.query {
             // Checked here so a bad name is a 400, not an encoder error that kills the connection.
-            guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else {
+            guard HTTPSyntax.isToken(name) else {
                 throw BadRequest(message: "\(name.debugDescription) is not a valid header name")
             }
-            guard !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            guard HTTPSyntax.isSendableHeaderValue(value) else {
                 throw BadRequest(message: "header values must not contain CR, LF or NUL")
             }
             headers.add(name: name, value: value)
         }
         return .text(.ok, "ok", headers: headers)
-    }
-
-    /// GET /auth/basic?user=U&password=P: 200 only with exactly those Basic credentials.
-    static func basicAuth(_ request: RequestInfo) -> ResponsePlan {
-        let user = request.target.value("user") ?? ""
-        let password = request.target.value("password") ?? ""
-        if let authorization = request.head.headers.first(name: "authorization"),
-            basicCredentials(authorization) == "\(user):\(password)"
-        {
-            return .text(.ok, "authenticated as \(user)")
-        }
-        var headers = HTTPHeaders()
-        headers.add(name: "WWW-Authenticate", value: "Basic realm=\"loopback\"")
-        return .text(.unauthorized, "authentication required", headers: headers)
     }
 
     /// Largest X-Big over HTTP/2. NIOHTTP2 cannot split a header block into CONTINUATION
@@ -76,24 +61,5 @@ enum MiscRoutes {
         var headers = HTTPHeaders()
         headers.add(name: "X-Big", value: String(repeating: "a", count: size))
         return .text(.ok, "ok", headers: headers)
-    }
-
-    /// "user:password" from an Authorization header of scheme Basic (scheme case-insensitive).
-    private static func basicCredentials(_ authorization: String) -> String? {
-        let parts = authorization.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "basic",
-            let decoded = Data(base64Encoded: String(parts[1]).trimmingCharacters(in: .whitespaces))
-        else { return nil }
-        return String(bytes: decoded, encoding: .utf8)
-    }
-
-    /// RFC 9110 token characters.
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 }

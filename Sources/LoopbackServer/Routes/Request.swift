@@ -8,6 +8,8 @@ struct RequestInfo {
     /// Id of the TCP connection (for HTTP/2: of the connection carrying the stream).
     let connectionID: Int
     let transport: Transport
+    /// The server's nonce key and Authorization counter.
+    let auth: AuthState
 }
 
 /// A request a route cannot serve as asked (bad number, missing parameter): answered with 400.
@@ -26,11 +28,14 @@ struct RequestTarget {
     let segments: [String]
     /// Query pairs in order; repeated names are kept. "a" without "=" has value "".
     let query: [(name: String, value: String)]
+    /// The query as sent, without "?" (for routes that decode bytes themselves).
+    private let rawQuery: Substring
 
     init(uri: String) {
         var pathAndQuery = Substring(uri)
         // Absolute form ("http://host:port/path"), as sent to proxies: keep from the path on.
-        if let schemeEnd = pathAndQuery.range(of: "://") {
+        // (Origin form starts with "/" and may have "://" in its query, e.g. a location.)
+        if !pathAndQuery.hasPrefix("/"), let schemeEnd = pathAndQuery.range(of: "://") {
             let afterAuthority = pathAndQuery[schemeEnd.upperBound...]
             pathAndQuery = afterAuthority.firstIndex(of: "/").map { afterAuthority[$0...] } ?? "/"
         }
@@ -40,16 +45,14 @@ struct RequestTarget {
         self.segments = path.split(separator: "/").map { Self.percentDecoded($0) }
 
         var query: [(name: String, value: String)] = []
-        if let queryStart {
-            let queryString = pathAndQuery[pathAndQuery.index(after: queryStart)...]
-            for pair in queryString.split(separator: "&") {
-                if let equals = pair.firstIndex(of: "=") {
-                    let name = Self.percentDecoded(pair[..<equals])
-                    let value = Self.percentDecoded(pair[pair.index(after: equals)...])
-                    query.append((name, value))
-                } else {
-                    query.append((Self.percentDecoded(pair), ""))
-                }
+        rawQuery = queryStart.map { pathAndQuery[pathAndQuery.index(after: $0)...] } ?? ""
+        for pair in rawQuery.split(separator: "&") {
+            if let equals = pair.firstIndex(of: "=") {
+                let name = Self.percentDecoded(pair[..<equals])
+                let value = Self.percentDecoded(pair[pair.index(after: equals)...])
+                query.append((name, value))
+            } else {
+                query.append((Self.percentDecoded(pair), ""))
             }
         }
         self.query = query
@@ -58,6 +61,17 @@ struct RequestTarget {
     /// The first value of query parameter `name`.
     func value(_ name: String) -> String? {
         query.first { $0.name == name }?.value
+    }
+
+    /// The first value of query parameter `name` decoded to bytes: unlike `value(_:)` it keeps
+    /// escapes that are not UTF-8 ("%E9") and control bytes ("%0D") as the bytes they spell.
+    func byteValue(_ name: String) -> [UInt8]? {
+        for pair in rawQuery.split(separator: "&") {
+            let equals = pair.firstIndex(of: "=") ?? pair.endIndex
+            guard Self.percentDecoded(pair[..<equals]) == name else { continue }
+            return equals == pair.endIndex ? [] : Self.percentDecodedBytes(pair[pair.index(after: equals)...])
+        }
+        return nil
     }
 
     /// Query parameter `name` as an integer in `range`, `defaultValue` when absent.
@@ -79,6 +93,27 @@ struct RequestTarget {
             throw BadRequest(message: "\(name) must be \(expected), got \(text.debugDescription)")
         }
         return number
+    }
+
+    /// Bytes of `text` with each "%XX" replaced by the byte it spells; a malformed escape
+    /// stays as written.
+    private static func percentDecodedBytes(_ text: Substring) -> [UInt8] {
+        let utf8 = Array(text.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count)
+        var index = 0
+        while index < utf8.count {
+            if utf8[index] == UInt8(ascii: "%"), index + 2 < utf8.count,
+                let high = Hex.value(utf8[index + 1]), let low = Hex.value(utf8[index + 2])
+            {
+                bytes.append(high << 4 | low)
+                index += 3
+            } else {
+                bytes.append(utf8[index])
+                index += 1
+            }
+        }
+        return bytes
     }
 
     private static func percentDecoded(_ text: Substring) -> String {

@@ -14,6 +14,11 @@ enum Route {
 /// without the body. Unknown paths get 404, malformed numbers or parameters 400.
 enum Router {
     static func route(_ request: RequestInfo) -> Route {
+        // Counted here, once per request head, so every /auth route counts alike (even one
+        // that answers by closing the connection).
+        if request.target.segments.first == "auth", request.head.headers.contains(name: "authorization") {
+            request.auth.countAuthorizationAttempt()
+        }
         do {
             return try dispatch(request)
         } catch {
@@ -55,12 +60,38 @@ enum Router {
             return .respond(try RedirectRoutes.redirectTo(request))
         case ("redirect-loop", 1):
             return .respond(RedirectRoutes.loop())
+        case ("redirect-raw", 1):
+            return .respond(try RawRedirectRoute.respond(request))
+        case ("redirect-no-location", 1):
+            return .respond(try RedirectRoutes.noLocation(request))
+        case ("redirect-echo", 1):
+            return .respond(try RedirectRoutes.redirectEcho(request))
+        case ("cross-origin-redirect", 1):
+            return .respond(try RedirectRoutes.crossOrigin(request))
+        case ("multipart-replace", 1):
+            return .respond(try MultipartRoute.respond(request))
+        case ("cookies", 2) where segments[1] == "set":
+            return .respond(try CookieRoutes.set(request))
+        case ("cookies", 2) where segments[1] == "echo":
+            return .respond(CookieRoutes.echo(request))
         case ("connection", 1):
             return .respond(.text(.ok, "\(request.connectionID)"))
         case ("response-headers", 1):
             return .respond(try MiscRoutes.responseHeaders(request))
         case ("auth", 2) where segments[1] == "basic":
-            return .respond(MiscRoutes.basicAuth(request))
+            return .respond(AuthRoutes.basic(request))
+        case ("auth", 2) where segments[1] == "digest":
+            return .respond(AuthRoutes.digest(request))
+        case ("auth", 2) where segments[1] == "multi":
+            return .respond(AuthRoutes.multi(request))
+        case ("auth", 2) where segments[1] == "no-challenge":
+            return .respond(AuthRoutes.noChallenge())
+        case ("auth", 2) where segments[1] == "malformed":
+            return .respond(AuthRoutes.malformed())
+        case ("auth", 2) where segments[1] == "basic-then-close":
+            return .respond(AuthRoutes.basicThenClose(request))
+        case ("proxy-auth", 1):
+            return .respond(AuthRoutes.proxy())
         case ("garbage", 1):
             return .respond(request.transport == .http1 ? .garbage : .reset)
         case ("headers", 2) where segments[1] == "big":

@@ -1,0 +1,101 @@
+// The command line every benchmark client takes (bench-rawcurl parses the same
+// flags in C):
+//
+//   --workload W1 --url URL --count N --concurrency C
+//   [--post-bytes B] [--cacert FILE] [--stream] [--consume-rate BYTES_PER_SEC]
+//   [--timeout SECONDS]
+//
+// Parsed by hand: the clients stay small and start fast.
+import Foundation
+
+public struct ClientArguments: Sendable {
+    /// Workload name, for the result line only (W1 ... W7).
+    public var workload = ""
+    public var url: URL
+    /// Number of requests to make.
+    public var count = 1
+    /// Requests in flight at once (and connections allowed per host).
+    public var concurrency = 1
+    /// When > 0: each request is a POST with a body of this many zero bytes.
+    public var postBytes = 0
+    /// PEM file with the CA that signed the HTTPS server's certificate.
+    public var caCertificatePath: String?
+    /// Consume bodies chunk by chunk and discard them instead of collecting them.
+    public var stream = false
+    /// When > 0: read bodies no faster than this (slow consumer, W6).
+    public var consumeBytesPerSecond: Double = 0
+    /// The client gives up (and reports failure) after this many seconds.
+    public var timeoutSeconds: Double = 300
+
+    public var isPost: Bool { postBytes > 0 }
+
+    /// The status every response must have: 204 from the POST sink, else 200.
+    public var expectedStatus: Int { isPost ? 204 : 200 }
+
+    /// Parses `CommandLine.arguments`; on a bad command line prints a message
+    /// to stderr and exits with status 64 (EX_USAGE).
+    public static func parseOrExit(_ arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> ClientArguments {
+        do {
+            return try parse(arguments)
+        } catch {
+            FileHandle.standardError.write(Data("\(error)\n".utf8))
+            exit(64)
+        }
+    }
+
+    public struct UsageError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public static func parse(_ arguments: [String]) throws -> ClientArguments {
+        var values: [String: String] = [:]
+        var flags: Set<String> = []
+        var index = 0
+        while index < arguments.count {
+            let name = arguments[index]
+            switch name {
+            case "--stream":
+                flags.insert(name)
+                index += 1
+            case "--workload", "--url", "--count", "--concurrency", "--post-bytes", "--cacert",
+                 "--consume-rate", "--timeout":
+                guard index + 1 < arguments.count else {
+                    throw UsageError(description: "\(name) needs a value")
+                }
+                values[name] = arguments[index + 1]
+                index += 2
+            default:
+                throw UsageError(description: "unknown argument \(name)")
+            }
+        }
+        guard let urlString = values["--url"], let url = URL(string: urlString) else {
+            throw UsageError(description: "--url URL is required")
+        }
+        var result = ClientArguments(url: url)
+        result.workload = values["--workload"] ?? ""
+        result.count = try integer(values["--count"], name: "--count", default: 1, minimum: 1)
+        result.concurrency = try integer(values["--concurrency"], name: "--concurrency", default: 1, minimum: 1)
+        result.postBytes = try integer(values["--post-bytes"], name: "--post-bytes", default: 0, minimum: 0)
+        result.caCertificatePath = values["--cacert"]
+        result.stream = flags.contains("--stream")
+        result.consumeBytesPerSecond = try number(values["--consume-rate"], name: "--consume-rate", default: 0)
+        result.timeoutSeconds = try number(values["--timeout"], name: "--timeout", default: 300)
+        return result
+    }
+
+    private static func integer(_ text: String?, name: String, default value: Int, minimum: Int) throws -> Int {
+        guard let text else { return value }
+        guard let parsed = Int(text), parsed >= minimum else {
+            throw UsageError(description: "\(name) needs an integer >= \(minimum), got \(text)")
+        }
+        return parsed
+    }
+
+    private static func number(_ text: String?, name: String, default value: Double) throws -> Double {
+        guard let text else { return value }
+        guard let parsed = Double(text), parsed >= 0 else {
+            throw UsageError(description: "\(name) needs a number >= 0, got \(text)")
+        }
+        return parsed
+    }
+}

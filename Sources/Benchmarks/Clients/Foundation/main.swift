@@ -1,0 +1,82 @@
+// bench-foundation: swift-corelibs-foundation's URLSession (FoundationNetworking,
+// itself on libcurl).
+//
+// - Collected bodies: `URLSession.data(for:)` (the async API works on Linux).
+// - `--stream` / `--consume-rate`: a data task whose delegate counts and discards
+//   each chunk in `urlSession(_:dataTask:didReceive:)`, pacing there for W6.
+//   That is the only incremental API corelibs has; it has no backpressure.
+// - HTTPS with a private CA: corelibs on Linux trusts only libcurl's built-in CA
+//   bundle; SSL_CERT_FILE, CURL_CA_BUNDLE and URLSessionCertificateAuthorityInfoFile
+//   change nothing (tried). The client probes once and, if the certificate is
+//   refused, reports the workload as unsupported instead of failing.
+import BenchClientSupport
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+let clientName = "foundation"
+let arguments = ClientArguments.parseOrExit()
+ProcessLimits.raiseFileDescriptorLimit()
+let streaming = arguments.stream || arguments.consumeBytesPerSecond > 0
+let api = streaming ? "URLSessionDataDelegate.didReceive(data:)" : "URLSession.data(for:)"
+ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
+
+let configuration = URLSessionConfiguration.ephemeral
+configuration.httpMaximumConnectionsPerHost = arguments.concurrency
+configuration.timeoutIntervalForRequest = 120
+configuration.timeoutIntervalForResource = arguments.timeoutSeconds
+configuration.urlCache = nil
+configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+
+var template = URLRequest(url: arguments.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 120)
+if arguments.isPost {
+    template.httpMethod = "POST"
+    template.httpBody = Data(count: arguments.postBytes)
+}
+let request = template
+let expectedStatus = arguments.expectedStatus
+
+let delegate = StreamingDelegate(bytesPerSecond: arguments.consumeBytesPerSecond)
+let delegateQueue = OperationQueue()
+delegateQueue.maxConcurrentOperationCount = 1
+let session = URLSession(configuration: configuration, delegate: streaming ? delegate : nil, delegateQueue: delegateQueue)
+
+/// One request, through whichever API this run uses.
+@Sendable func perform() async -> RequestOutcome {
+    if streaming {
+        return await delegate.run(request, in: session, expectedStatus: expectedStatus)
+    }
+    do {
+        let (data, response) = try await session.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == expectedStatus else { return .unexpectedStatus(status) }
+        return RequestOutcome(bytesReceived: data.count, bytesSent: request.httpBody?.count ?? 0)
+    } catch {
+        return .failure(error)
+    }
+}
+
+if arguments.url.scheme == "https" {
+    // Probe: is the private CA trusted at all?
+    do {
+        _ = try await session.data(for: request)
+    } catch {
+        ClientResult.unsupported(
+            client: clientName, arguments: arguments, api: api,
+            reason: "corelibs URLSession on Linux trusts only libcurl's built-in CA bundle "
+                + "(SSL_CERT_FILE, CURL_CA_BUNDLE, URLSessionCertificateAuthorityInfoFile ignored); "
+                + "probe: \((error as NSError).localizedDescription)"
+        )
+    }
+}
+
+var result = ClientResult(client: clientName, workload: arguments.workload, api: api)
+result.rssBeforeKiB = ProcessLimits.residentSetKiB()
+result = await BoundedConcurrency.run(
+    count: arguments.count, concurrency: arguments.concurrency, filling: result
+) { _ in
+    await perform()
+}
+result.print()
+exit(result.exitStatus)

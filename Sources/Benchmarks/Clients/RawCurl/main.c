@@ -1,0 +1,382 @@
+// bench-rawcurl: the ceiling for any libcurl-based client.
+//
+// Raw libcurl multi interface driven the way an event-loop client drives it:
+// one epoll set, curl_multi_socket_action on readiness, a timer from
+// CURLMOPT_TIMERFUNCTION. `concurrency` easy handles are created once and
+// reused for every request; body bytes are counted and discarded in the write
+// callback. Takes the same flags as the Swift clients and prints the same JSON
+// line (see ClientSupport/ClientResult.swift).
+//
+//   bench-rawcurl --workload W --url URL --count N --concurrency C
+//                 [--post-bytes B] [--cacert FILE] [--stream]
+//                 [--consume-rate BYTES_PER_SEC] [--timeout SECONDS]
+//   bench-rawcurl --version     prints libcurl's version line
+#define _GNU_SOURCE
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_EVENTS 1024
+#define UPLOAD_BUFFER_SIZE (256L * 1024L)
+
+struct options {
+    const char *workload;
+    const char *url;
+    const char *cacert;
+    long count;
+    long concurrency;
+    long post_bytes;
+    double consume_rate;
+    double timeout_s;
+};
+
+struct transfer {
+    CURL *easy;
+    curl_off_t bytes;
+};
+
+struct state {
+    struct options opt;
+    CURLM *multi;
+    int epfd;
+    long long timer_deadline_ms; // -1: no timer
+    long started;
+    long finished;
+    long ok;
+    long errors;
+    long long bytes_received;
+    long long bytes_sent;
+    long long consumed; // for the pacer
+    double start_s;
+    long http_version;
+    char first_error[256];
+    char *post_body;
+};
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static long long now_ms(void) { return (long long)(now_seconds() * 1000.0); }
+
+static long rss_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    long value = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "VmRSS:", 6) == 0) {
+            value = strtol(line + 6, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return value;
+}
+
+static void raise_fd_limit(void) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}
+
+static void usage_exit(const char *message) {
+    fprintf(stderr, "bench-rawcurl: %s\n", message);
+    exit(64);
+}
+
+static long parse_long(const char *text, const char *name, long minimum) {
+    char *end = NULL;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno || !end || *end || value < minimum) {
+        fprintf(stderr, "bench-rawcurl: %s needs an integer >= %ld, got %s\n", name, minimum, text);
+        exit(64);
+    }
+    return value;
+}
+
+static double parse_double(const char *text, const char *name) {
+    char *end = NULL;
+    double value = strtod(text, &end);
+    if (!end || *end || value < 0) {
+        fprintf(stderr, "bench-rawcurl: %s needs a number >= 0, got %s\n", name, text);
+        exit(64);
+    }
+    return value;
+}
+
+static void parse_options(int argc, char **argv, struct options *opt) {
+    memset(opt, 0, sizeof *opt);
+    opt->workload = "";
+    opt->count = 1;
+    opt->concurrency = 1;
+    opt->timeout_s = 300;
+    for (int i = 1; i < argc; i++) {
+        const char *name = argv[i];
+        if (strcmp(name, "--stream") == 0) continue; // always streams: bodies are discarded
+        if (i + 1 >= argc) usage_exit("every option but --stream needs a value");
+        const char *value = argv[++i];
+        if (strcmp(name, "--workload") == 0) opt->workload = value;
+        else if (strcmp(name, "--url") == 0) opt->url = value;
+        else if (strcmp(name, "--cacert") == 0) opt->cacert = value;
+        else if (strcmp(name, "--count") == 0) opt->count = parse_long(value, name, 1);
+        else if (strcmp(name, "--concurrency") == 0) opt->concurrency = parse_long(value, name, 1);
+        else if (strcmp(name, "--post-bytes") == 0) opt->post_bytes = parse_long(value, name, 0);
+        else if (strcmp(name, "--consume-rate") == 0) opt->consume_rate = parse_double(value, name);
+        else if (strcmp(name, "--timeout") == 0) opt->timeout_s = parse_double(value, name);
+        else usage_exit("unknown option");
+    }
+    if (!opt->url) usage_exit("--url URL is required");
+}
+
+// Slow consumer (W6): block in the write callback while ahead of the rate.
+// Blocking here is what a slow synchronous consumer does; libcurl then stops
+// reading the socket and TCP flow control slows the server.
+static void pace(struct state *st, size_t count) {
+    st->consumed += (long long)count;
+    if (st->opt.consume_rate <= 0) return;
+    double due = st->start_s + (double)st->consumed / st->opt.consume_rate;
+    double wait = due - now_seconds();
+    if (wait > 0.001) {
+        struct timespec ts;
+        ts.tv_sec = (time_t)wait;
+        ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+        nanosleep(&ts, NULL);
+    }
+}
+
+static struct state *global_state; // the write callback's pacer needs it
+
+static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
+    (void)data;
+    struct transfer *t = userdata;
+    size_t count = size * nmemb;
+    t->bytes += (curl_off_t)count;
+    pace(global_state, count);
+    return count;
+}
+
+static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp) {
+    (void)easy;
+    struct state *st = userp;
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(st->epfd, EPOLL_CTL_DEL, s, NULL); // may already be closed
+        curl_multi_assign(st->multi, s, NULL);
+        return 0;
+    }
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.data.fd = s;
+    if (what & CURL_POLL_IN) ev.events |= EPOLLIN;
+    if (what & CURL_POLL_OUT) ev.events |= EPOLLOUT;
+    if (socketp) {
+        epoll_ctl(st->epfd, EPOLL_CTL_MOD, s, &ev);
+    } else {
+        epoll_ctl(st->epfd, EPOLL_CTL_ADD, s, &ev);
+        curl_multi_assign(st->multi, s, st); // any non-NULL marks "registered"
+    }
+    return 0;
+}
+
+static int timer_cb(CURLM *multi, long timeout_ms, void *userp) {
+    (void)multi;
+    struct state *st = userp;
+    st->timer_deadline_ms = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
+    return 0;
+}
+
+static void note_error(struct state *st, const char *message) {
+    st->errors++;
+    if (!st->first_error[0]) snprintf(st->first_error, sizeof st->first_error, "%s", message);
+}
+
+static void configure(struct state *st, struct transfer *t) {
+    CURL *e = t->easy;
+    int https = strncmp(st->opt.url, "https:", 6) == 0;
+    curl_easy_setopt(e, CURLOPT_URL, st->opt.url);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, write_cb);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, t);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, https ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1);
+    if (https) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L); // multiplex on one h2 connection
+    if (st->opt.cacert) curl_easy_setopt(e, CURLOPT_CAINFO, st->opt.cacert);
+    if (st->opt.post_bytes > 0) {
+        static struct curl_slist *headers; // "Expect:" off: no 100-continue round trip
+        if (!headers) headers = curl_slist_append(NULL, "Expect:");
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st->opt.post_bytes);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, st->post_body);
+        curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, UPLOAD_BUFFER_SIZE);
+    }
+}
+
+static void start_next(struct state *st, struct transfer *t) {
+    t->bytes = 0;
+    st->started++;
+    CURLMcode rc = curl_multi_add_handle(st->multi, t->easy);
+    if (rc != CURLM_OK) {
+        note_error(st, curl_multi_strerror(rc));
+        st->finished++;
+    }
+}
+
+static void drain_done(struct state *st) {
+    CURLMsg *msg;
+    int left;
+    long expected_status = st->opt.post_bytes > 0 ? 204 : 200;
+    while ((msg = curl_multi_info_read(st->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE) continue;
+        CURL *e = msg->easy_handle;
+        struct transfer *t = NULL;
+        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&t);
+        long status = 0;
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+        curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &st->http_version);
+        if (msg->data.result != CURLE_OK) {
+            note_error(st, curl_easy_strerror(msg->data.result));
+        } else if (status != expected_status) {
+            char text[64];
+            snprintf(text, sizeof text, "unexpected HTTP status %ld", status);
+            note_error(st, text);
+        } else {
+            st->ok++;
+            if (st->opt.post_bytes > 0) st->bytes_sent += st->opt.post_bytes;
+        }
+        st->bytes_received += (long long)t->bytes;
+        st->finished++;
+        curl_multi_remove_handle(st->multi, e);
+        if (st->started < st->opt.count) start_next(st, t);
+    }
+}
+
+static void print_json_string(const char *text) {
+    putchar('"');
+    for (const char *p = text; *p; p++) {
+        if (*p == '"' || *p == '\\') putchar('\\');
+        if ((unsigned char)*p >= 0x20) putchar(*p);
+    }
+    putchar('"');
+}
+
+static void print_result(struct state *st, double elapsed, long rss_before) {
+    const char *version = st->http_version == CURL_HTTP_VERSION_2_0 ? "2"
+                        : st->http_version == CURL_HTTP_VERSION_1_1 ? "1.1"
+                        : st->http_version == CURL_HTTP_VERSION_1_0 ? "1.0" : NULL;
+    printf("{\"api\":\"curl_multi_socket_action+epoll\",\"bytes_received\":%lld,\"bytes_sent\":%lld,"
+           "\"client\":\"rawcurl\",\"elapsed_s\":%.6f,\"errors\":%ld,",
+           st->bytes_received, st->bytes_sent, elapsed, st->errors);
+    if (st->first_error[0]) {
+        printf("\"first_error\":");
+        print_json_string(st->first_error);
+        putchar(',');
+    }
+    if (version) printf("\"http_version\":\"%s\",", version);
+    printf("\"ok\":%ld,\"requests\":%ld,\"rss_before_kib\":%ld,\"workload\":", st->ok, st->opt.count, rss_before);
+    print_json_string(st->opt.workload);
+    printf("}\n");
+    fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        printf("%s\n", curl_version());
+        return 0;
+    }
+    struct state st;
+    memset(&st, 0, sizeof st);
+    parse_options(argc, argv, &st.opt);
+    global_state = &st;
+    raise_fd_limit();
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) usage_exit("curl_global_init failed");
+
+    long slots = st.opt.concurrency < st.opt.count ? st.opt.concurrency : st.opt.count;
+    if (st.opt.post_bytes > 0) {
+        st.post_body = calloc(1, (size_t)st.opt.post_bytes);
+        if (!st.post_body) usage_exit("out of memory for the POST body");
+    }
+    st.multi = curl_multi_init();
+    st.epfd = epoll_create1(EPOLL_CLOEXEC);
+    st.timer_deadline_ms = -1;
+    if (!st.multi || st.epfd < 0) usage_exit("curl_multi_init or epoll_create1 failed");
+    curl_multi_setopt(st.multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+    curl_multi_setopt(st.multi, CURLMOPT_SOCKETDATA, &st);
+    curl_multi_setopt(st.multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+    curl_multi_setopt(st.multi, CURLMOPT_TIMERDATA, &st);
+    curl_multi_setopt(st.multi, CURLMOPT_MAX_HOST_CONNECTIONS, st.opt.concurrency);
+    curl_multi_setopt(st.multi, CURLMOPT_MAXCONNECTS, st.opt.concurrency);
+
+    // Baseline for W7's per-transfer memory: after global and multi setup,
+    // before any per-request object (easy handle) exists.
+    long rss_before = rss_kib();
+    struct transfer *transfers = calloc((size_t)slots, sizeof *transfers);
+    if (!transfers) usage_exit("out of memory for the transfers");
+    for (long i = 0; i < slots; i++) {
+        transfers[i].easy = curl_easy_init();
+        if (!transfers[i].easy) usage_exit("curl_easy_init failed");
+        configure(&st, &transfers[i]);
+    }
+
+    st.start_s = now_seconds();
+    long long deadline = now_ms() + (long long)(st.opt.timeout_s * 1000.0);
+    for (long i = 0; i < slots; i++) start_next(&st, &transfers[i]);
+
+    struct epoll_event events[MAX_EVENTS];
+    int running = 0;
+    while (st.finished < st.opt.count) {
+        long long now = now_ms();
+        if (now > deadline) {
+            char text[96];
+            snprintf(text, sizeof text, "client timed out after %.0f s", st.opt.timeout_s);
+            long unfinished = st.opt.count - st.finished;
+            for (long i = 0; i < unfinished; i++) note_error(&st, text);
+            break;
+        }
+        int wait_ms = 1000;
+        if (st.timer_deadline_ms >= 0) {
+            long long d = st.timer_deadline_ms - now;
+            wait_ms = d < 0 ? 0 : (d < 1000 ? (int)d : 1000);
+        }
+        int n = epoll_wait(st.epfd, events, MAX_EVENTS, wait_ms);
+        if (n < 0 && errno != EINTR) {
+            note_error(&st, strerror(errno));
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            int flags = 0;
+            if (events[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
+            if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
+            if (events[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
+            curl_multi_socket_action(st.multi, events[i].data.fd, flags, &running);
+        }
+        if (st.timer_deadline_ms >= 0 && now_ms() >= st.timer_deadline_ms) {
+            st.timer_deadline_ms = -1;
+            curl_multi_socket_action(st.multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        }
+        drain_done(&st);
+    }
+    double elapsed = now_seconds() - st.start_s;
+    print_result(&st, elapsed, rss_before);
+
+    for (long i = 0; i < slots; i++) {
+        curl_multi_remove_handle(st.multi, transfers[i].easy);
+        curl_easy_cleanup(transfers[i].easy);
+    }
+    curl_multi_cleanup(st.multi);
+    close(st.epfd);
+    free(transfers);
+    free(st.post_body);
+    curl_global_cleanup();
+    return (st.errors == 0 && st.ok == st.opt.count) ? 0 : 1;
+}

@@ -1,0 +1,160 @@
+// Entry point: swift run -c release --package-path Sources/Benchmarks Benchmarks
+//   [--quick] [--runs N] [--warmups N] [--only W1,W5] [--clients a,b] [--json out.json]
+//
+// Sets up a temporary prefix (certificates, files, nginx config), starts nginx
+// on 127.0.0.1, runs every workload with every client as separate processes,
+// prints a table per workload and writes the JSON report. nginx and the prefix
+// are removed at the end, on errors and on Ctrl-C.
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+@main
+struct BenchmarksCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "Benchmarks",
+        abstract: "Compare AsyncURLSession with raw libcurl, Foundation's URLSession and AsyncHTTPClient against a local nginx."
+    )
+
+    @Flag(help: "Tiny counts, 1 run, no warm-up: a smoke run (well under a minute).")
+    var quick = false
+
+    @Option(help: "Measured runs per client and workload (default 3; 1 with --quick).")
+    var runs: Int?
+
+    @Option(help: "Warm-up runs per client and workload (default 1; 0 with --quick).")
+    var warmups: Int?
+
+    @Option(help: "Only these workloads, comma-separated: W1..W7 or W1-c1, W1-c16, W1-c64.")
+    var only: String?
+
+    @Option(help: "Only these clients, comma-separated (the baseline rawcurl is always kept).")
+    var clients: String?
+
+    @Option(help: "Where to write the JSON report (default: benchmark-results.json next to the executables).")
+    var json: String?
+
+    @Option(help: "Folder holding the bench-* executables (default: the harness's own folder).")
+    var clientsDirectory: String?
+
+    @Flag(help: "Keep the temporary prefix (nginx config, logs, client output) for inspection.")
+    var keepPrefix = false
+
+    func validate() throws {
+        if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
+        if let warmups, warmups < 0 { throw ValidationError("--warmups must be 0 or more") }
+    }
+
+    func run() throws {
+        let started = ContinuousClock.now
+        let startedAt = Date()
+        let measuredRuns = runs ?? (quick ? 1 : 3)
+        let warmupRuns = warmups ?? (quick ? 0 : 1)
+        let workloads = try selectedWorkloads()
+        let clientSpecs = try selectedClients()
+        let directory = clientsDirectory ?? Self.ownDirectory()
+        let registry = CleanupRegistry.shared
+        registry.installSignalHandlers()
+
+        let prefix = try TemporaryPrefix.create()
+        registry.setPrefix(prefix.path, keep: keepPrefix)
+        var server: NginxServer?
+        defer {
+            server?.stop()
+            if keepPrefix {
+                FileHandle.standardError.write(Data("Prefix kept: \(prefix.path)\n".utf8))
+            } else {
+                prefix.remove()
+            }
+            registry.setPrefix(nil, keep: false)
+        }
+
+        let rawcurl = directory + "/bench-rawcurl"
+        guard access(rawcurl, X_OK) == 0 else {
+            throw HarnessError.setup("\(rawcurl) not found: build the package first (swift build -c release)")
+        }
+        let libcurl = (try? ChildProcess.run(rawcurl, ["--version"], scratchDirectory: prefix.path).output)?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown"
+
+        let certificates = try CertificateGenerator.generate(in: prefix.tls)
+        try Fixture.createAll(under: prefix.www)
+        let nginx = try NginxServer.start(prefix: prefix, certificates: certificates)
+        server = nginx
+
+        var machine = MachineInfo.collect(libcurl: libcurl, nginx: nginx.version)
+        print(machine.summary)
+        let exceptions = warmups == nil
+            ? workloads.filter { $0.defaultWarmups != nil && $0.defaultWarmups != warmupRuns }
+                .map { " (\($0.id): \($0.defaultWarmups ?? 0) warm-up)" }.joined()
+            : ""
+        print("Runs: \(warmupRuns) warm-up\(exceptions) + \(measuredRuns) measured per client and workload,"
+            + " clients taking turns; metric medians; ratios are to \(ClientTable.baseline).")
+        print("nginx: pid \(nginx.pid), http 127.0.0.1:\(nginx.ports.http), https+h2 127.0.0.1:\(nginx.ports.https)\n")
+        let runner = ClientRunner(
+            executablesDirectory: directory, prefix: prefix, server: nginx, certificates: certificates)
+        for client in clientSpecs where !runner.isBuilt(client) {
+            print("Client \(client.name): \(client.missingHint)")
+        }
+        fflush(nil)  // all C streams: keeps the tables in order with stderr progress
+
+        let scheduler = Scheduler(
+            runner: runner, clients: clientSpecs, runs: measuredRuns, warmups: warmupRuns,
+            warmupsForced: warmups != nil,
+            log: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+        var reports: [WorkloadReport] = []
+        for workload in workloads {
+            FileHandle.standardError.write(Data("\(workload.id): \(workload.title)\n".utf8))
+            let report = scheduler.run(workload)
+            reports.append(report)
+            print(ReportTable.render(report, runs: measuredRuns))
+            fflush(nil)  // all C streams: keeps the tables in order with stderr progress
+        }
+
+        machine.loadAverageAtEnd = MachineInfo.loadAverage()
+        let total = (ContinuousClock.now - started).seconds
+        let jsonPath = json ?? directory + "/benchmark-results.json"
+        let report = JSONReport(
+            machine: machine,
+            settings: .init(
+                quick: quick, runs: measuredRuns, warmups: warmupRuns, clients: clientSpecs.map(\.name),
+                workloads: workloads.map(\.id), baseline: ClientTable.baseline),
+            startedAt: startedAt, totalWallSeconds: total, workloads: reports)
+        try report.write(to: jsonPath)
+        print("Load average (1 min) at end: \(TextFormat.number(machine.loadAverageAtEnd, decimals: 2))")
+        print("Total wall time: \(TextFormat.number(total, decimals: 1)) s")
+        print("JSON report: \(jsonPath)")
+    }
+
+    private func selectedWorkloads() throws -> [Workload] {
+        let all = Workload.all(quick: quick)
+        guard let only else { return all }
+        let filters = only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        for filter in filters where !all.contains(where: { $0.matches(filter) }) {
+            throw ValidationError("unknown workload \(filter); known: \(all.map(\.id).joined(separator: ", "))")
+        }
+        return all.filter { workload in filters.contains { workload.matches($0) } }
+    }
+
+    private func selectedClients() throws -> [ClientSpec] {
+        guard let clients else { return ClientTable.all }
+        let names = Set(clients.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        for name in names where !ClientTable.all.contains(where: { $0.name == name }) {
+            throw ValidationError("unknown client \(name); known: \(ClientTable.all.map(\.name).joined(separator: ", "))")
+        }
+        return ClientTable.all.filter { names.contains($0.name) || $0.name == ClientTable.baseline }
+    }
+
+    /// The folder of this executable (/proc/self/exe), where SwiftPM puts the
+    /// client executables too.
+    private static func ownDirectory() -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard length > 0 else {
+            return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+        }
+        let path = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return URL(fileURLWithPath: path).deletingLastPathComponent().path
+    }
+}

@@ -1,0 +1,107 @@
+// One cell of the results: a client on a workload, summarized over its
+// measured runs (medians), with the ratio to the baseline client.
+import Foundation
+
+enum CellStatus: String, Codable, Sendable {
+    case ok
+    case unsupported
+    case failed
+    case notBuilt = "not built"
+    case notRun = "not run"
+}
+
+struct CellSummary: Codable, Sendable {
+    var client: String
+    var workload: String
+    var status: CellStatus
+    var reason: String?
+    var metricMedian: Double?
+    /// metricMedian / the baseline's metricMedian (for every metric kind;
+    /// read it with the metric's direction: >1 is better for req/s and MB/s,
+    /// worse for memory).
+    var ratioToBaseline: Double?
+    var metricSpread: Double?
+    var cpuSecondsMedian: Double?
+    var cpuMicrosecondsPerRequest: Double?
+    var peakRSSMiBMedian: Double?
+    /// Median over runs of the connections nginx accepted.
+    var serverConnectionsMedian: Double?
+    /// W7: median over runs of the most client connections open at once.
+    var peakActiveConnectionsMedian: Double?
+    var elapsedSecondsMedian: Double?
+    var httpVersion: String?
+    var api: String?
+    var notes: [String] = []
+    var runs: [RunRecord] = []
+    var warmups: [RunRecord] = []
+
+    enum CodingKeys: String, CodingKey {
+        case client, workload, status, reason
+        case metricMedian = "metric_median"
+        case ratioToBaseline = "ratio_to_rawcurl"
+        case metricSpread = "metric_spread"
+        case cpuSecondsMedian = "cpu_s_median"
+        case cpuMicrosecondsPerRequest = "cpu_us_per_request"
+        case peakRSSMiBMedian = "peak_rss_mib_median"
+        case serverConnectionsMedian = "server_connections_median"
+        case peakActiveConnectionsMedian = "peak_active_connections_median"
+        case elapsedSecondsMedian = "elapsed_s_median"
+        case httpVersion = "http_version"
+        case api, notes, runs, warmups
+    }
+
+    init(client: String, workload: Workload, status: CellStatus, reason: String? = nil) {
+        self.client = client
+        self.workload = workload.id
+        self.status = status
+        self.reason = reason
+    }
+
+    /// Summarizes the runs of one client on one workload.
+    init(client: String, workload: Workload, warmups: [RunRecord], runs: [RunRecord]) {
+        self.init(client: client, workload: workload, status: .notRun)
+        self.warmups = warmups
+        self.runs = runs
+        let all = warmups + runs
+        api = all.compactMap { $0.result?.api }.first
+        if let unsupported = all.first(where: { $0.status == .unsupported }) {
+            status = .unsupported
+            reason = unsupported.reason
+            return
+        }
+        let good = runs.filter { $0.status == .ok }
+        let failed = all.filter { $0.status == .failed }
+        if good.isEmpty {
+            status = failed.isEmpty ? .notRun : .failed
+            reason = failed.first?.reason
+            return
+        }
+        status = .ok
+        if !failed.isEmpty {
+            notes.append("\(failed.count) of \(all.count) runs failed: \(failed[0].reason ?? "?")")
+        }
+        let metrics = good.compactMap(\.metric)
+        metricMedian = Statistics.median(metrics)
+        metricSpread = Statistics.relativeSpread(metrics)
+        cpuSecondsMedian = Statistics.median(good.map(\.cpuSeconds))
+        if workload.reportsCPUPerRequest, let cpu = cpuSecondsMedian {
+            cpuMicrosecondsPerRequest = cpu / Double(workload.count) * 1e6
+        }
+        peakRSSMiBMedian = Statistics.median(good.map { Double($0.peakRSSKiB) / 1024 })
+        serverConnectionsMedian = Statistics.median(good.compactMap { $0.server?.connections })
+        elapsedSecondsMedian = Statistics.median(good.compactMap { $0.result?.elapsedSeconds })
+        peakActiveConnectionsMedian = Statistics.median(good.compactMap { $0.server?.peakActiveConnections })
+        if workload.samplesActiveConnections, let peak = peakActiveConnectionsMedian,
+           peak < 0.9 * Double(workload.count) {
+            notes.append("at most \(Int(peak)) connections open at once (median): not all \(workload.count) "
+                + "transfers were in flight together, so KiB/transfer is not comparable")
+        }
+        httpVersion = good.compactMap { $0.result?.httpVersion }.first
+        for note in Set(good.flatMap(\.notes)).sorted() { notes.append(note) }
+    }
+
+    mutating func setRatio(baseline: CellSummary?) {
+        guard let mine = metricMedian, let theirs = baseline?.metricMedian, theirs > 0 else { return }
+        ratioToBaseline = mine / theirs
+    }
+}

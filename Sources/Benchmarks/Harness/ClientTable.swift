@@ -1,0 +1,33 @@
+// The clients under comparison. Adding one = one line here (plus its target in
+// Package.swift). Each is an executable next to the harness's own.
+import Foundation
+
+struct ClientSpec: Sendable {
+    /// Short name used in tables, JSON and --clients.
+    let name: String
+    /// Product name of its executable.
+    let executable: String
+    /// Shown when the executable is missing.
+    let missingHint: String
+
+    init(_ name: String, _ executable: String, missingHint: String = "not built") {
+        self.name = name
+        self.executable = executable
+        self.missingHint = missingHint
+    }
+}
+
+enum ClientTable {
+    /// The ratio column divides by this client's median.
+    static let baseline = "rawcurl"
+
+    private static let ours = "not built: the AsyncURLSession library did not compile, or BENCH_ASYNCURLSESSION=0"
+
+    static let all: [ClientSpec] = [
+        ClientSpec("rawcurl", "bench-rawcurl"),
+        ClientSpec("foundation", "bench-foundation"),
+        ClientSpec("ahc", "bench-ahc"),
+        ClientSpec("asyncurlsession-events", "bench-asyncurlsession-events", missingHint: ours),
+        ClientSpec("asyncurlsession-data", "bench-asyncurlsession-data", missingHint: ours),
+    ]
+}

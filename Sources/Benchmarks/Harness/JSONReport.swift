@@ -1,0 +1,35 @@
+// The whole run as JSON: machine, settings, and per workload the same cells
+// as the tables, with every run's raw numbers.
+import Foundation
+
+struct JSONReport: Codable, Sendable {
+    struct Settings: Codable, Sendable {
+        var quick: Bool
+        var runs: Int
+        var warmups: Int
+        var clients: [String]
+        var workloads: [String]
+        var baseline: String
+    }
+
+    var machine: MachineInfo
+    var settings: Settings
+    var startedAt: Date
+    var totalWallSeconds: Double
+    var workloads: [WorkloadReport]
+
+    enum CodingKeys: String, CodingKey {
+        case machine, settings, workloads
+        case startedAt = "started_at"
+        case totalWallSeconds = "total_wall_s"
+    }
+
+    func write(to path: String) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        try encoder.encode(self).write(to: URL(fileURLWithPath: path))
+    }
+}

@@ -1,0 +1,63 @@
+// The order of runs: per workload, one warm-up round, then the measured
+// rounds, clients taking turns in each (A B C A B C ...), so drift on the
+// machine spreads evenly over the clients. A client that reports a workload
+// unsupported is not asked again; one that fails twice on it is dropped from it.
+import Foundation
+
+struct Scheduler {
+    let runner: ClientRunner
+    let clients: [ClientSpec]
+    let runs: Int
+    let warmups: Int
+    /// True when --warmups was given: it then applies to every workload.
+    let warmupsForced: Bool
+    /// Progress lines (stderr, so stdout keeps only the report).
+    let log: (String) -> Void
+
+    func run(_ workload: Workload) -> WorkloadReport {
+        var warmupRecords: [String: [RunRecord]] = [:]
+        var measured: [String: [RunRecord]] = [:]
+        var dropped: Set<String> = []
+        let built = clients.filter { runner.isBuilt($0) }
+        let warmups = warmupsForced ? self.warmups : workload.defaultWarmups ?? self.warmups
+        for round in 0..<(warmups + runs) {
+            let warmup = round < warmups
+            let label = warmup ? "warmup\(round + 1)" : "run\(round - warmups + 1)"
+            for client in built where !dropped.contains(client.name) {
+                let record = runner.run(client, workload, label: label, warmup: warmup)
+                if warmup { warmupRecords[client.name, default: []].append(record) }
+                else { measured[client.name, default: []].append(record) }
+                log(progressLine(record, label: label, workload: workload))
+                let failures = (warmupRecords[client.name, default: []] + measured[client.name, default: []])
+                    .filter { $0.status == .failed }.count
+                if record.status == .unsupported || failures >= 2 { dropped.insert(client.name) }
+            }
+        }
+        var cells: [CellSummary] = clients.map { client in
+            guard runner.isBuilt(client) else {
+                return CellSummary(client: client.name, workload: workload, status: .notBuilt, reason: client.missingHint)
+            }
+            return CellSummary(
+                client: client.name, workload: workload,
+                warmups: warmupRecords[client.name, default: []], runs: measured[client.name, default: []])
+        }
+        let baseline = cells.first { $0.client == ClientTable.baseline }
+        for index in cells.indices { cells[index].setRatio(baseline: baseline) }
+        return WorkloadReport(workload: workload, cells: cells)
+    }
+
+    private func progressLine(_ record: RunRecord, label: String, workload: Workload) -> String {
+        let head = "  \(workload.id) \(label) \(record.client):"
+        switch record.status {
+        case .ok:
+            return "\(head) \(TextFormat.number(record.metric, decimals: workload.metric.decimals)) \(workload.metric.rawValue), "
+                + "CPU \(TextFormat.number(record.cpuSeconds, decimals: 2)) s, "
+                + "peak RSS \(TextFormat.number(Double(record.peakRSSKiB) / 1024, decimals: 1)) MiB, "
+                + "wall \(TextFormat.number(record.wallSeconds, decimals: 2)) s"
+        case .unsupported:
+            return "\(head) unsupported — \(record.reason ?? "")"
+        case .failed:
+            return "\(head) FAILED — \(record.reason ?? "")"
+        }
+    }
+}

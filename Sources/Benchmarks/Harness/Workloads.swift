@@ -1,0 +1,130 @@
+// The workloads, at default and --quick sizes.
+//
+//   W1  20,000 GETs of 1 KiB at concurrency 1, 16, 64 (HTTP/1.1)      req/s
+//   W2  one 256 MiB GET, body streamed where the API allows          MB/s, peak RSS
+//   W3  2,000 GETs of 1 MiB at concurrency 64                        MB/s
+//   W4  500 POSTs of 1 MiB at concurrency 16 to the reading sink     MB/s (sent)
+//   W5  W1 at concurrency 64 over HTTPS + HTTP/2                     req/s
+//   W6  one 1 GiB GET read by a slow consumer (150 MiB/s, ~7 s)      peak RSS
+//   W7  10,000 slow-drip transfers (4,000 B at 1 KiB/s) at once      KiB per transfer
+import Foundation
+
+enum MetricKind: String, Codable, Sendable {
+    case requestsPerSecond = "req/s"
+    case megabytesPerSecond = "MB/s"
+    case peakRSSMiB = "peak RSS MiB"
+    case kibPerTransfer = "KiB/transfer"
+
+    /// Decimals shown in tables.
+    var decimals: Int {
+        switch self {
+        case .requestsPerSecond, .megabytesPerSecond: 0
+        case .peakRSSMiB, .kibPerTransfer: 1
+        }
+    }
+
+    var higherIsBetter: Bool {
+        switch self {
+        case .requestsPerSecond, .megabytesPerSecond: true
+        case .peakRSSMiB, .kibPerTransfer: false
+        }
+    }
+}
+
+struct Workload: Sendable {
+    /// Unique id, e.g. "W1-c16"; `group` is the issue's name, e.g. "W1".
+    let id: String
+    let group: String
+    let title: String
+    /// The file to GET, or nil for the POST sink.
+    let fixture: Fixture?
+    let tls: Bool
+    let count: Int
+    let concurrency: Int
+    let postBytes: Int
+    let stream: Bool
+    /// Slow consumer: bytes per second (0 = as fast as possible).
+    let consumeBytesPerSecond: Double
+    let metric: MetricKind
+    /// The client's own limit; the harness kills it 30 s later.
+    let clientTimeout: Double
+    /// Warm-up runs when --warmups is not given; nil = the run's default.
+    var defaultWarmups: Int? = nil
+
+    var expectedBytesPerRequest: Int { fixture?.size ?? 0 }
+    /// W7: sample nginx's active connections during the run.
+    var samplesActiveConnections: Bool { metric == .kibPerTransfer }
+    /// CPU per request is shown for workloads with many requests.
+    var reportsCPUPerRequest: Bool { count > 1 }
+
+    func url(ports: NginxPorts) -> String {
+        let path = fixture?.urlPath ?? "/sink"
+        return tls ? "https://127.0.0.1:\(ports.https)\(path)" : "http://127.0.0.1:\(ports.http)\(path)"
+    }
+
+    /// True when `filter` names this workload ("W1" or "W1-c16"), case-insensitively.
+    func matches(_ filter: String) -> Bool {
+        let wanted = filter.uppercased()
+        return wanted == group.uppercased() || wanted == id.uppercased()
+    }
+}
+
+extension Workload {
+    static func all(quick: Bool) -> [Workload] {
+        let requests1k = quick ? 200 : 20_000
+        var list: [Workload] = []
+        for concurrency in [1, 16, 64] {
+            list.append(Workload(
+                id: "W1-c\(concurrency)", group: "W1",
+                title: "\(requests1k) GETs of 1 KiB, concurrency \(concurrency), HTTP/1.1",
+                fixture: .kib1, tls: false, count: requests1k, concurrency: concurrency, postBytes: 0,
+                stream: false, consumeBytesPerSecond: 0, metric: .requestsPerSecond,
+                clientTimeout: quick ? 60 : 240))
+        }
+        let big: Fixture = quick ? .mib1 : .mib256
+        list.append(Workload(
+            id: "W2", group: "W2", title: "one GET of \(big == .mib1 ? "1 MiB" : "256 MiB"), HTTP/1.1",
+            fixture: big, tls: false, count: 1, concurrency: 1, postBytes: 0,
+            stream: true, consumeBytesPerSecond: 0, metric: .megabytesPerSecond,
+            clientTimeout: quick ? 60 : 120))
+        let gets1m = quick ? 20 : 2_000
+        list.append(Workload(
+            id: "W3", group: "W3", title: "\(gets1m) GETs of 1 MiB, concurrency 64, HTTP/1.1",
+            fixture: .mib1, tls: false, count: gets1m, concurrency: 64, postBytes: 0,
+            stream: false, consumeBytesPerSecond: 0, metric: .megabytesPerSecond,
+            clientTimeout: quick ? 60 : 180))
+        let posts = quick ? 10 : 500
+        list.append(Workload(
+            id: "W4", group: "W4", title: "\(posts) POSTs of 1 MiB, concurrency 16, HTTP/1.1, body read by nginx",
+            fixture: nil, tls: false, count: posts, concurrency: 16, postBytes: 1 << 20,
+            stream: false, consumeBytesPerSecond: 0, metric: .megabytesPerSecond,
+            clientTimeout: quick ? 60 : 180))
+        list.append(Workload(
+            id: "W5", group: "W5", title: "\(requests1k) GETs of 1 KiB, concurrency 64, HTTPS + HTTP/2",
+            fixture: .kib1, tls: true, count: requests1k, concurrency: 64, postBytes: 0,
+            stream: false, consumeBytesPerSecond: 0, metric: .requestsPerSecond,
+            clientTimeout: quick ? 60 : 240))
+        // 150 MiB/s: 1 GiB in about 7 s, 10-20x slower than loopback delivers it.
+        let slow: Fixture = quick ? .mib1 : .gib1
+        let rate = quick ? Double(8 << 20) : Double(150 << 20)
+        list.append(Workload(
+            id: "W6", group: "W6",
+            title: "one GET of \(slow == .mib1 ? "1 MiB" : "1 GiB") read at \(Int(rate) >> 20) MiB/s (slow consumer)",
+            fixture: slow, tls: false, count: 1, concurrency: 1, postBytes: 0,
+            stream: true, consumeBytesPerSecond: rate, metric: .peakRSSMiB,
+            clientTimeout: quick ? 60 : 120))
+        let drips = quick ? 200 : 10_000
+        let drip: Fixture = quick ? .drip1000 : .drip4000
+        list.append(Workload(
+            id: "W7", group: "W7",
+            title: "\(drips) transfers in flight at once, \(drip.size) bytes each dripped at 1 KiB/s",
+            fixture: drip, tls: false, count: drips, concurrency: drips, postBytes: 0,
+            stream: true, consumeBytesPerSecond: 0, metric: .kibPerTransfer,
+            clientTimeout: quick ? 60 : 150,
+            // No warm-up: every run is a fresh process opening 10,000 fresh
+            // connections, so a warm-up run has nothing to warm; it would add
+            // about two minutes (a quarter of W7's time) to a full run.
+            defaultWarmups: 0))
+        return list
+    }
+}

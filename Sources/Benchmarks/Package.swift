@@ -1,0 +1,90 @@
+// swift-tools-version: 6.1
+// Benchmark harness for AsyncURLSession: a package of its own, so that building
+// AsyncHTTPClient and the other peers never slows the main package's `swift test`.
+//
+//   swift run -c release --package-path Sources/Benchmarks Benchmarks [--quick] ...
+//
+// One harness executable (`Benchmarks`) starts nginx on 127.0.0.1 and runs every
+// client below as a separate process. Adding a client = one line in `clients`
+// here plus one line in Harness/ClientTable.swift.
+//
+// Environment knob read by this manifest:
+//   BENCH_ASYNCURLSESSION=0  leave out the two clients built on the main package
+//                            (for when the library does not compile); =1 forces them in.
+import PackageDescription
+
+/// Clients built on the main package (AsyncURLSession). On by default; set
+/// BENCH_ASYNCURLSESSION=0 to build the harness without them.
+let includeAsyncURLSession = Context.environment["BENCH_ASYNCURLSESSION"].map { $0 != "0" } ?? true
+
+let ahc = Target.Dependency.product(name: "AsyncHTTPClient", package: "async-http-client")
+let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
+let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
+let ours = Target.Dependency.product(name: "AsyncURLSession", package: "AsyncURLSession")
+
+/// One line per client: executable name, source folder, dependencies.
+/// (bench-rawcurl is a C target and is declared separately below.)
+struct SwiftClient {
+    let name: String
+    let path: String
+    let dependencies: [Target.Dependency]
+    let needsMainPackage: Bool
+}
+
+let swiftClients: [SwiftClient] = [
+    SwiftClient(name: "bench-foundation", path: "Clients/Foundation", dependencies: [], needsMainPackage: false),
+    SwiftClient(name: "bench-ahc", path: "Clients/AHC", dependencies: [ahc, nioCore, nioSSL], needsMainPackage: false),
+    SwiftClient(name: "bench-asyncurlsession-events", path: "Clients/AsyncURLSessionEvents", dependencies: [ours], needsMainPackage: true),
+    SwiftClient(name: "bench-asyncurlsession-data", path: "Clients/AsyncURLSessionData", dependencies: [ours], needsMainPackage: true),
+].filter { includeAsyncURLSession || !$0.needsMainPackage }
+
+var dependencies: [Package.Dependency] = [
+    .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+]
+if includeAsyncURLSession {
+    // The main package, two levels up; named so the identity does not depend on
+    // the name of the checkout's folder.
+    dependencies.append(.package(name: "AsyncURLSession", path: "../.."))
+}
+
+let clientTargets: [Target] = swiftClients.map { client in
+    .executableTarget(
+        name: client.name,
+        dependencies: ["BenchClientSupport"] + client.dependencies,
+        path: client.path
+    )
+}
+
+let package = Package(
+    name: "AsyncURLSessionBenchmarks",
+    platforms: [.macOS(.v15)],
+    products: [.executable(name: "Benchmarks", targets: ["Benchmarks"])],
+    dependencies: dependencies,
+    targets: [
+        // The harness. It depends on every client so that `swift run Benchmarks`
+        // builds them all; it never imports them, it spawns them.
+        .executableTarget(
+            name: "Benchmarks",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "BenchClientSupport",
+                "bench-launch",
+                "bench-rawcurl",
+            ] + swiftClients.map { .target(name: $0.name) },
+            path: "Harness"
+        ),
+        // Shared by the Swift clients: arguments, result line, limits, pacing.
+        .target(name: "BenchClientSupport", path: "ClientSupport"),
+        // Runs one client and reports its own wait4 rusage (see its header).
+        .executableTarget(name: "bench-launch", path: "Clients/Launch"),
+        // The ceiling: raw libcurl multi interface, in C.
+        .executableTarget(
+            name: "bench-rawcurl",
+            path: "Clients/RawCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+    ] + clientTargets
+)
