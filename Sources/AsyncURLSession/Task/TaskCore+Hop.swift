@@ -25,7 +25,7 @@ extension TaskCore {
             else { return nil }
             return guarded.hop.receivedHead(response)
         }
-        if case .deliver(let response) = verdict {
+        if case .deliver(let response) = verdict, !startMultipart(response, id: id) {
             deliverFinalResponse(response, heldBody: nil)
         }
     }
@@ -47,6 +47,10 @@ extension TaskCore {
             }
             if guarded.download != nil {
                 let (verdict, wake) = downloadReceived(bytes, in: &guarded)
+                return .verdict(verdict, wake)
+            }
+            if guarded.multipart != nil {
+                let (verdict, wake) = multipartReceived(bytes, in: &guarded)
                 return .verdict(verdict, wake)
             }
             let action: TaskPipeline.BodyAction

@@ -59,6 +59,8 @@ final class TaskCore: Sendable {
         /// A `downloaded` file handed to the consumer: deleted at its next pull
         /// unless it was moved.
         var fileToDeleteOnNextPull: URL?
+        /// Set while a multipart/x-mixed-replace body is split into parts.
+        var multipart: MultipartState?
         /// `cancelByProducingResumeData()` callers waiting for the end.
         var resumeDataWaiters: [CheckedContinuation<Data?, Never>] = []
         var wantsResumeData = false

@@ -293,6 +293,21 @@ struct TaskPipeline {
         return enqueue(.downloadProgress(progress))
     }
 
+    /// Whether body bytes must wait now (response gate closed, or the
+    /// consumer's buffer above the high watermark); marks receiving paused.
+    mutating func mustPauseBody() -> Bool {
+        guard bodyGateClosed || queue.bufferedBytes >= highWatermark else { return false }
+        receivePaused = true
+        return true
+    }
+
+    /// Body bytes of one part of a multipart/x-mixed-replace response.
+    mutating func receivedPartBody(_ data: Data) -> DeliveryAction {
+        guard lifecycle != .canceling, lifecycle != .finished else { return .none }
+        bytesReceived += Int64(data.count)
+        return enqueue(.data(data))
+    }
+
     /// A data task becomes a download: its queued body chunks go to the file.
     mutating func takeQueuedBody() -> [Data] {
         let chunks = queue.removeData()

@@ -1,0 +1,61 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The outer response of a multipart/x-mixed-replace body and its parser.
+struct MultipartState {
+    var parser: MultipartReplaceParser
+    let outer: HTTPURLResponse
+}
+
+/// multipart/x-mixed-replace (server push of successive versions, e.g. camera
+/// frames): each part is a response of its own, followed by its bytes, as
+/// URLSession calls didReceiveResponse once per part. Only for events
+/// consumers of data tasks; data(for:) and downloads get the raw body.
+extension TaskCore {
+    /// Starts splitting parts if the response calls for it. Returns whether it did.
+    func startMultipart(_ response: HTTPURLResponse, id: TransferID) -> Bool {
+        guard let contentType = response.value(forHTTPHeaderField: "Content-Type"),
+            let parser = MultipartReplaceParser(contentType: contentType)
+        else { return false }
+        return guarded.withLock { guarded in
+            guard guarded.transferID == id, guarded.pipeline.consumer == .events, guarded.kind == .data,
+                guarded.download == nil
+            else { return false }
+            guarded.multipart = MultipartState(parser: parser, outer: response)
+            return true
+        }
+    }
+
+    func multipartReceived(_ bytes: UnsafeRawBufferPointer, in guarded: inout Guarded) -> (BodyVerdict, Wake?) {
+        guard var state = guarded.multipart else { return (.abort(URLError(.cancelled)), nil) }
+        if guarded.pipeline.mustPauseBody() { return (.pause, nil) }
+        var wake: Wake?
+        for output in state.parser.feed(bytes) {
+            let delivery: TaskPipeline.DeliveryAction
+            switch output {
+            case .partHead(let fields):
+                var headers: [String: String] = [:]
+                for field in fields { headers[field.name] = field.value }
+                guard let url = state.outer.url,
+                    let part = HTTPURLResponse(
+                        url: url, statusCode: state.outer.statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
+                else { continue }
+                let decision = ResponseDecision()
+                decision.core.onSettle { [weak self] answer in
+                    if answer == .cancel { self?.cancel() }
+                }
+                delivery = guarded.pipeline.receivedResponse(part, decision: decision)
+            case .body(let data):
+                delivery = guarded.pipeline.receivedPartBody(data)
+            case .end:
+                delivery = .none
+            }
+            if wake == nil { wake = Self.wake(for: delivery, in: &guarded) }
+        }
+        guarded.multipart = state
+        return (.accepted, wake)
+    }
+}

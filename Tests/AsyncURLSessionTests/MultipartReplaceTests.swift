@@ -1,0 +1,63 @@
+import AsyncURLSession
+import Foundation
+import LoopbackServer
+import Testing
+
+@testable import AsyncURLSession
+
+@Suite struct MultipartReplaceTests {
+    @Test func eachPart_isAResponseFollowedByItsBytes() async throws {
+        try await withServer { server in
+            let task = Session(configuration: testConfiguration())
+                .dataTask(with: server.url("/multipart-replace?parts=3&size=1000&interval=20"))
+            task.resume()
+            var parts: [(type: String?, body: Data)] = []
+            for try await event in task.events {
+                switch event {
+                case .response(let response, _):
+                    parts.append((response.value(forHTTPHeaderField: "Content-Type"), Data()))
+                case .data(let chunk):
+                    parts[parts.count - 1].body.append(chunk)
+                default: break
+                }
+            }
+            #expect(parts.count == 3)
+            #expect(parts.allSatisfy { $0.type == "text/plain" })
+            #expect(parts.allSatisfy { $0.body == LoopbackServer.patternBody(count: 1000) })
+        }
+    }
+
+    @Test func parser_handlesAnySplitOfTheBytes() {
+        let body = Data("preamble\r\n--b\r\nContent-Type: a\r\n\r\nONE\r\n--b\r\n\r\nTWO\r\n--b--\r\nepilogue".utf8)
+        for chunkSize in [1, 2, 3, 7, body.count] {
+            var parser = MultipartReplaceParser(contentType: "multipart/x-mixed-replace; boundary=\"b\"")!
+            var outputs: [MultipartReplaceParser.Output] = []
+            var offset = 0
+            while offset < body.count {
+                let piece = body[offset..<min(offset + chunkSize, body.count)]
+                outputs += piece.withUnsafeBytes { parser.feed($0) }
+                offset += chunkSize
+            }
+            var bodies: [String] = []
+            var heads: [[MultipartReplaceParser.HeaderField]] = []
+            for output in outputs {
+                switch output {
+                case .partHead(let fields):
+                    heads.append(fields)
+                    bodies.append("")
+                case .body(let data): bodies[bodies.count - 1] += String(decoding: data, as: UTF8.self)
+                case .end: break
+                }
+            }
+            #expect(bodies == ["ONE", "TWO"], "chunk size \(chunkSize)")
+            #expect(heads.first == [.init(name: "Content-Type", value: "a")])
+            #expect(outputs.last == .end)
+        }
+    }
+
+    @Test func parser_refusesOtherContentTypes() {
+        #expect(MultipartReplaceParser(contentType: "text/plain") == nil)
+        #expect(MultipartReplaceParser(contentType: "multipart/x-mixed-replace") == nil)
+        #expect(MultipartReplaceParser(contentType: "multipart/mixed; boundary=x") == nil)
+    }
+}
