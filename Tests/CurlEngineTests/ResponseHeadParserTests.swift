@@ -67,3 +67,24 @@ import Testing
         #expect(head?.headers.first?.value == "café")
     }
 }
+
+@Suite struct ASCIICaseFoldingTests {
+    @Test func equality_ignoresASCIICaseOnly() {
+        #expect("Content-Length".equalsIgnoringASCIICase("content-LENGTH"))
+        #expect(!"Content-Length".equalsIgnoringASCIICase("Content-Lengt"))
+        #expect(!"a-b".equalsIgnoringASCIICase("a\rb"), "punctuation is not folded")
+        #expect(!"@".equalsIgnoringASCIICase("`"), "only letters fold")
+        #expect("HTTPS://x".hasPrefixIgnoringASCIICase("https:"))
+    }
+
+    @Test func parser_readsContentLengthAndEncoding() {
+        var parser = ResponseHeadParser()
+        var head: ResponseHead?
+        for line in ["HTTP/1.1 200 OK\r\n", "content-length: 12\r\n", "Content-Encoding: gzip\r\n", "\r\n"] {
+            var bytes = Array(line.utf8)
+            if let found = bytes.withUnsafeMutableBytes({ parser.consume(UnsafeRawBufferPointer($0)) }) { head = found }
+        }
+        #expect(head?.contentLength == 12)
+        #expect(head?.hasContentEncoding == true)
+    }
+}

@@ -11,6 +11,8 @@ struct ResponseHeadParser {
     private var statusCode: Int?
     private var httpVersion = ""
     private var headers: [(name: String, value: String)] = []
+    private var contentLength: Int64?
+    private var hasContentEncoding = false
     /// Total header bytes accepted, to cap hostile responses.
     private(set) var byteCount = 0
 
@@ -58,6 +60,11 @@ struct ResponseHeadParser {
         let name = Self.text(UnsafeRawBufferPointer(rebasing: line[0..<colon]))
         let value = Self.text(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])).trimmingWhitespace()
         headers.append((name: name, value: value))
+        if name.equalsIgnoringASCIICase("Content-Length") {
+            contentLength = Int64(value)
+        } else if name.equalsIgnoringASCIICase("Content-Encoding") {
+            hasContentEncoding = true
+        }
         return nil
     }
 
@@ -66,13 +73,17 @@ struct ResponseHeadParser {
         httpVersion = parts.first.map(String.init) ?? "HTTP/1.1"
         statusCode = parts.count > 1 ? Int(parts[1]) : nil
         headers.removeAll(keepingCapacity: true)
+        contentLength = nil
+        hasContentEncoding = false
     }
 
     private mutating func endOfBlock() -> ResponseHead? {
         guard let code = statusCode else { return nil }
         statusCode = nil
         if (100..<200).contains(code) { return nil }  // interim response: a final one follows
-        return ResponseHead(statusCode: code, httpVersion: httpVersion, headers: headers)
+        return ResponseHead(
+            statusCode: code, httpVersion: httpVersion, headers: headers, contentLength: contentLength,
+            hasContentEncoding: hasContentEncoding)
     }
 
     /// Header bytes are usually ASCII; anything that is not valid UTF-8 is

@@ -31,14 +31,9 @@ extension Transfer {
         guard let head, request.method != "HEAD", head.statusCode != 204, head.statusCode != 304 else {
             return nil
         }
-        var contentLength: Int64?
-        for field in head.headers {
-            if field.name.caseInsensitiveCompare("Content-Encoding") == .orderedSame { return nil }
-            if field.name.caseInsensitiveCompare("Content-Length") == .orderedSame {
-                contentLength = Int64(field.value)
-            }
-        }
-        guard let contentLength, bodyBytesDelivered < contentLength else { return nil }
+        guard !head.hasContentEncoding, let contentLength = head.contentLength,
+            bodyBytesDelivered < contentLength
+        else { return nil }
         return URLError.make(
             .networkConnectionLost, url: request.url,
             reason: "The connection ended after \(bodyBytesDelivered) of \(contentLength) body bytes.")

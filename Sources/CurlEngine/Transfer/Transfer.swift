@@ -102,7 +102,7 @@ final class Transfer {
         // one per request (LIBCURL-NOTES §4). Only TLS can negotiate h2 here (no
         // h2c): on cleartext it would only make requests queue behind a busy
         // HTTP/1.1 connection.
-        if request.url.lowercased().hasPrefix("https:") {
+        if request.url.hasPrefixIgnoringASCIICase("https:") {
             check(handle.set(CURLOPT_PIPEWAIT, 1))
         }
         // Removing a transfer that is still resolving must not block the engine
@@ -151,7 +151,7 @@ final class Transfer {
         }
         // URLSession never sends Expect: 100-continue; libcurl would, and then
         // wait up to a second for a 100 that many servers never send.
-        if !request.headers.contains(where: { $0.name.caseInsensitiveCompare("Expect") == .orderedSame }) {
+        if !request.headers.contains(where: { $0.name.equalsIgnoringASCIICase("Expect") }) {
             headersOK = headersOK && headerList.suppress("Expect")
         }
         if !headersOK { failures.append(CURLE_OUT_OF_MEMORY) }

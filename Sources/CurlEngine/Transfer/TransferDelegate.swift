@@ -17,6 +17,10 @@ package struct ResponseHead: Sendable {
     /// "HTTP/1.1", "HTTP/2", ...
     package var httpVersion: String
     package var headers: [(name: String, value: String)]
+    /// Content-Length, when present and valid.
+    package var contentLength: Int64?
+    /// Whether a Content-Encoding changes the body's length on decoding.
+    package var hasContentEncoding: Bool
 }
 
 /// How a transfer ended.
