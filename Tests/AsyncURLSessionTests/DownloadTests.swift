@@ -112,6 +112,33 @@ extension LoadSensitiveTests {
         }
     }
 
+    @Test func connectionDroppedMidDownload_carriesResumeData_andResumingFinishesTheFile() async throws {
+        try await withServer(timeLimit: 60) { server in
+            let size = 3_000_000
+            let session = Session(configuration: testConfiguration())
+            let task = session.downloadTask(with: server.url("/range/\(size)?dropAfter=1000000"))
+            task.resume()
+            let recorded = await record(task)
+            let error = try #require(recorded.error as? URLError)
+            #expect(error.code == .networkConnectionLost)
+            let resumeData = try #require(error.downloadTaskResumeData, "a network failure after bytes keeps the file")
+            let (location, response) = try await session.download(resumeFrom: resumeData)
+            defer { try? FileManager.default.removeItem(at: location) }
+            #expect((response as? HTTPURLResponse)?.statusCode == 206)
+            #expect(fileSize(location) == size)
+            #expect(fileMatchesPattern(location))
+        }
+    }
+
+    @Test func failureBeforeAnyByte_hasNoResumeData() async throws {
+        try await withServer { server in
+            let task = Session(configuration: testConfiguration()).downloadTask(with: server.url("/range/1000?dropAfter=0"))
+            task.resume()
+            let recorded = await record(task)
+            #expect((recorded.error as? URLError)?.downloadTaskResumeData == nil)
+        }
+    }
+
     @Test func tamperedResumeData_isRefused() async throws {
         try await withServer(timeLimit: 60) { server in
             let session = Session(configuration: testConfiguration())

@@ -1,7 +1,10 @@
 import NIOCore
 import NIOHTTP1
 
-/// GET /range/N?etag=E: N pattern bytes with validators, honouring Range and If-Range.
+/// GET /range/N?etag=E&dropAfter=K: N pattern bytes with validators, honouring Range and
+/// If-Range. With dropAfter, a request for the whole body gets K bytes and then the
+/// connection closes (a download cut short); range requests are served in full, so the
+/// download can be resumed.
 enum RangeRoute {
     /// Fixed, so If-Range with a date can be tested too.
     static let lastModified = "Wed, 01 Jan 2025 00:00:00 GMT"
@@ -22,7 +25,11 @@ enum RangeRoute {
             // No usable Range, or If-Range names another version: the whole current body.
             headers.add(name: "Content-Type", value: "application/octet-stream")
             headers.add(name: "Content-Length", value: String(total))
-            return .pattern(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers), PatternStream(count: total))
+            let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
+            if let dropAfter = request.target.value("dropAfter").flatMap(Int.init), dropAfter < total {
+                return .pattern(head, PatternStream(count: max(0, dropAfter), ending: .close))
+            }
+            return .pattern(head, PatternStream(count: total))
         }
 
         guard let (first, last) = range.resolved(total: total) else {
