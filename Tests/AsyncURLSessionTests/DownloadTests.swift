@@ -6,6 +6,18 @@ import Testing
 
 extension LoadSensitiveTests {
 @Suite struct DownloadTests {
+    /// Starts a download and cancels it with resume data at its first progress event.
+    private func resumeDataAfterFirstProgress(_ session: Session, _ url: URL) async throws -> Data {
+        let task = session.downloadTask(with: url)
+        task.resume()
+        for try await event in task.events {
+            if case .downloadProgress = event {
+                return try #require(await task.cancelByProducingResumeData(), "the server sends an ETag: resume data is expected")
+            }
+        }
+        throw ChildProcessError("the download ended before its first progress event")
+    }
+
     @Test(arguments: ["/bytes/0", "/bytes/1", "/bytes/1048576", "/bytes/67108864", "/chunked/300000?chunk=10000"])
     func download_writesTheServedBytes_withMonotonicProgress(path: String) async throws {
         try await withServer(timeLimit: 60) { server in
@@ -49,6 +61,21 @@ extension LoadSensitiveTests {
         }
     }
 
+    @Test func countersAndProgress_agreeWithTheEvents() async throws {
+        try await withServer { server in
+            let task = Session(configuration: testConfiguration()).downloadTask(with: server.url("/bytes/300000"))
+            let progress = task.progress
+            task.resume()
+            let recorded = await record(task)
+            #expect(task.countOfBytesReceived == 300_000)
+            #expect(task.countOfBytesExpectedToReceive == 300_000)
+            #expect(recorded.downloadProgress.last?.totalBytes == task.countOfBytesReceived)
+            #expect(progress.completedUnitCount == 300_000)
+            #expect(progress.totalUnitCount == 300_000)
+            #expect(progress.fractionCompleted == 1)
+        }
+    }
+
     @Test func downloadFor_handsTheFileToTheCaller() async throws {
         try await withServer { server in
             let (location, response) = try await Session(configuration: testConfiguration())
@@ -63,16 +90,7 @@ extension LoadSensitiveTests {
         try await withServer(timeLimit: 60) { server in
             let size = 256 << 20
             let session = Session(configuration: testConfiguration())
-            let task = session.downloadTask(with: server.url("/range/\(size)"))
-            task.resume()
-            var resumeData: Data?
-            for try await event in task.events {
-                if case .downloadProgress = event, resumeData == nil {
-                    resumeData = await task.cancelByProducingResumeData()
-                    break
-                }
-            }
-            let data = try #require(resumeData, "the server sends an ETag: resume data is expected")
+            let data = try await resumeDataAfterFirstProgress(session, server.url("/range/\(size)"))
             let resumed = session.downloadTask(withResumeData: data)
             resumed.resume()
             let recorded = await record(resumed)
@@ -90,17 +108,9 @@ extension LoadSensitiveTests {
         try await withServer(timeLimit: 60) { server in
             let size = 256 << 20
             let session = Session(configuration: testConfiguration())
-            let task = session.downloadTask(with: server.url("/range/\(size)?etag=first"))
-            task.resume()
-            var resumeData: Data?
-            for try await event in task.events {
-                if case .downloadProgress = event {
-                    resumeData = await task.cancelByProducingResumeData()
-                    break
-                }
-            }
+            let resumeData = try await resumeDataAfterFirstProgress(session, server.url("/range/\(size)?etag=first"))
             // The resource changed: the same partial file, another URL whose ETag differs.
-            var decoded = try ResumeData.decode(try #require(resumeData)).get()
+            var decoded = try ResumeData.decode(resumeData).get()
             decoded.payload.url = server.url("/range/\(size)?etag=second").absoluteString
             let changed = try #require(decoded.encoded())
             let resumed = session.downloadTask(withResumeData: changed)
@@ -142,16 +152,8 @@ extension LoadSensitiveTests {
     @Test func tamperedResumeData_isRefused() async throws {
         try await withServer(timeLimit: 60) { server in
             let session = Session(configuration: testConfiguration())
-            let task = session.downloadTask(with: server.url("/range/\(256 << 20)"))
-            task.resume()
-            var resumeData: Data?
-            for try await event in task.events {
-                if case .downloadProgress = event {
-                    resumeData = await task.cancelByProducingResumeData()
-                    break
-                }
-            }
-            let good = try #require(resumeData)
+            let resumeData = try await resumeDataAfterFirstProgress(session, server.url("/range/\(256 << 20)"))
+            let good = resumeData
             var flipped = good
             let index = flipped.firstRange(of: Data("bytesReceived".utf8))!.upperBound + 3
             flipped[index] = flipped[index] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")

@@ -21,6 +21,7 @@ import Testing
             let task = Session(configuration: testConfiguration())
                 .uploadTask(with: URLRequest(url: server.url("/echo")), from: body)
             #expect(task.kind == .upload)
+            let progress = task.progress
             task.resume()
             let recorded = await record(task)
             #expect(recorded.error == nil)
@@ -36,6 +37,8 @@ import Testing
             #expect(recorded.uploadProgress.reduce(0) { $0 + $1.bytes } == Int64(body.count))
             #expect(task.countOfBytesSent == Int64(body.count))
             #expect(task.countOfBytesExpectedToSend == Int64(body.count))
+            #expect(progress.completedUnitCount == Int64(body.count))
+            #expect(progress.totalUnitCount == Int64(body.count))
         }
     }
 

@@ -101,6 +101,7 @@ extension TaskCore {
             return (.pause, nil)
         }
         if let error = file.enqueue(Data(bytes)) { return (.abort(error), nil) }
+        Self.updateProgress(&guarded)
         let total = guarded.pipeline.bytesReceived
         let previous = state.throttle.reportedTotal
         var wake: Wake?

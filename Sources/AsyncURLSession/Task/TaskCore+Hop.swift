@@ -60,9 +60,7 @@ extension TaskCore {
             case .collect:
                 action = guarded.pipeline.receivedBodyToCollect(count: bytes.count) { $0.append(contentsOf: bytes) }
             }
-            if let progress = guarded.progress {
-                progress.completedUnitCount = guarded.pipeline.bytesReceived
-            }
+            Self.updateProgress(&guarded)
             switch action {
             case .accept(let delivery): return .verdict(.accepted, Self.wake(for: delivery, in: &guarded))
             case .pause: return .verdict(.pause, nil)
@@ -162,14 +160,12 @@ extension TaskCore {
             }
             let delivery = guarded.pipeline.receivedResponse(response, decision: decision)
             if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
-            if let progress = guarded.progress {
-                progress.totalUnitCount = guarded.pipeline.bytesExpectedToReceive
-            }
             if let heldBody {
                 let (delivery, error) = guarded.pipeline.receivedHeldBody(heldBody)
                 result.bodyError = error
                 if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
             }
+            Self.updateProgress(&guarded)
             if afterHandlers {
                 guarded.responseHandlersRunning = false
                 if guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.transferID }

@@ -126,14 +126,27 @@ final class TaskCore: Sendable {
         set { guarded.withLock { $0.priority = min(max(newValue, 0), 1) } }
     }
 
-    /// Created on first use, then kept current by the body callbacks.
+    /// Created on first use, then kept current by the body callbacks: bytes
+    /// sent for upload tasks, bytes received otherwise (-1 total: unknown).
     var progress: Progress {
         guarded.withLock { guarded in
             if let progress = guarded.progress { return progress }
-            let progress = Progress(totalUnitCount: guarded.pipeline.bytesExpectedToReceive)
-            progress.completedUnitCount = guarded.pipeline.bytesReceived
+            let progress = Progress(totalUnitCount: -1)
             guarded.progress = progress
+            Self.updateProgress(&guarded)
             return progress
+        }
+    }
+
+    /// Brings the Progress object (if anyone asked for it) up to the counters.
+    static func updateProgress(_ guarded: inout Guarded) {
+        guard let progress = guarded.progress else { return }
+        if guarded.kind == .upload {
+            progress.totalUnitCount = guarded.pipeline.bytesExpectedToSend
+            progress.completedUnitCount = guarded.pipeline.bytesSent
+        } else {
+            progress.totalUnitCount = guarded.pipeline.bytesExpectedToReceive
+            progress.completedUnitCount = guarded.pipeline.bytesReceived
         }
     }
 

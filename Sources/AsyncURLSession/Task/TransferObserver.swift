@@ -24,6 +24,7 @@ final class TransferObserver: TransferDelegate {
         let wake = core.guarded.withLock { guarded -> TaskCore.Wake? in
             guard guarded.transferID == id else { return nil }
             let delivery = guarded.pipeline.sentBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected)
+            TaskCore.updateProgress(&guarded)
             return TaskCore.wake(for: delivery, in: &guarded)
         }
         wake?.run()
