@@ -49,6 +49,33 @@ extension LoadSensitiveTests {
         }
     }
 
+    /// libcurl 7.88.1 has known stalls for paused HTTP/2 streams (curl #10988,
+    /// #11005): a slow consumer over h2 must still get every byte.
+    @Test func slowConsumerOverHTTP2_receivesTheWholeBody() async throws {
+        try await withServer(LoopbackServer.Options(tls: true, http2: true), timeLimit: 90) { server in
+            let size = 24 << 20
+            var configuration = testConfiguration(trusting: server)
+            configuration.streamBufferHighWatermark = 256 << 10
+            configuration.streamBufferLowWatermark = 32 << 10
+            let task = Session(configuration: configuration).dataTask(with: server.url("/bytes/\(size)"))
+            task.resume()
+            var received = 0
+            var chunks = 0
+            var matches = true
+            for try await event in task.events {
+                guard case .data(let chunk) = event else { continue }
+                matches = matches && chunk == LoopbackServer.patternBody(count: chunk.count, offset: received)
+                received += chunk.count
+                chunks += 1
+                // About 25 MB/s: well below what the server sends, so the stream pauses.
+                if chunks % 8 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            #expect(received == size)
+            #expect(matches)
+            #expect(task.metrics?.transactionMetrics.last?.networkProtocolName == "h2")
+        }
+    }
+
     @Test func unconsumedTask_doesNotBlockOtherTasks() async throws {
         try await withServer { server in
             let session = Session(configuration: testConfiguration())

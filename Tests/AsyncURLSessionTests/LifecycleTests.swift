@@ -109,6 +109,20 @@ import Testing
         }
     }
 
+    @Test func secondConcurrentConsumerOfEvents_getsAClearError() async throws {
+        try await withServer { server in
+            let task = Session(configuration: testConfiguration()).dataTask(with: server.url("/delay/300"))
+            task.resume()
+            let first = Task { await record(task) }
+            try await Task.sleep(for: .milliseconds(100))
+            await #expect(throws: URLError.self) {
+                for try await _ in task.events {}
+            }
+            let recorded = await first.value
+            #expect(recorded.response?.statusCode == 200, "the first consumer is unaffected")
+        }
+    }
+
     @Test func finishTasksAndInvalidate_refusesNewTasks() async throws {
         try await withServer { server in
             let session = Session(configuration: testConfiguration())

@@ -223,6 +223,12 @@ final class TaskCore: Sendable {
         let event = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TaskEvent?, any Error>) in
                 let (action, id) = guarded.withLock { guarded -> (TaskPipeline.NextAction, TransferID?) in
+                    if guarded.eventWaiter != nil {
+                        // `events` has one consumer; a second would steal its events.
+                        return (.failStream(URLError.make(
+                            .unknown, url: failingURLString,
+                            reason: "task.events is already being iterated elsewhere; a task's events have one consumer.")), nil)
+                    }
                     let action = guarded.pipeline.next()
                     switch action {
                     case .wait: guarded.eventWaiter = continuation
