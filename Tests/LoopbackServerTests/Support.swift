@@ -10,21 +10,46 @@ struct TimedOut: Error, CustomStringConvertible {
     var description: String { "timed out after \(seconds) s" }
 }
 
-/// Runs `body`, failing with `TimedOut` if it takes longer than `seconds`. The clients below
-/// stop on cancellation, so a hung server fails the test instead of hanging the run.
+/// Runs `body`, failing with `TimedOut` if it takes longer than `seconds`. Not a task
+/// group: a group waits for its children, so a body stuck on a continuation would hold
+/// the test past its limit; here the first of body and timer answers.
 func withDeadline<T: Sendable>(
     seconds: Int = 30,
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimedOut(seconds: seconds)
+    let answer = FirstAnswer<T>()
+    return try await withCheckedThrowingContinuation { continuation in
+        answer.set(continuation)
+        let timer = Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            if !Task.isCancelled { answer.take()?.resume(throwing: TimedOut(seconds: seconds)) }
         }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw TimedOut(seconds: seconds) }
-        return first
+        Task {
+            let result: Result<T, any Error>
+            do {
+                result = .success(try await body())
+            } catch {
+                result = .failure(error)
+            }
+            timer.cancel()
+            answer.take()?.resume(with: result)
+        }
+    }
+}
+
+/// The continuation that the first finisher (body or timer) resumes.
+private final class FirstAnswer<T: Sendable>: Sendable {
+    private let pending = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<T, any Error>) {
+        pending.withLock { $0 = continuation }
+    }
+
+    func take() -> CheckedContinuation<T, any Error>? {
+        pending.withLock { pending in
+            defer { pending = nil }
+            return pending
+        }
     }
 }
 
@@ -103,31 +128,24 @@ func curl(_ arguments: [String], url: URL) async throws -> CurlResult {
     let bodyFile = directory.appendingPathComponent("body")
     let headersFile = directory.appendingPathComponent("headers")
 
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["curl", "-sS", "--max-time", "20", "-o", bodyFile.path, "-D", headersFile.path]
+    let stdoutFile = directory.appendingPathComponent("stdout")
+    let stderrFile = directory.appendingPathComponent("stderr")
+    let argv = ["curl", "-sS", "--max-time", "20", "-o", bodyFile.path, "-D", headersFile.path]
         + arguments + [url.absoluteString]
-    let stdout = Pipe()
-    let stderr = Pipe()
-    process.standardOutput = stdout
-    process.standardError = stderr
-
-    let exitCode: Int32 = try await withTaskCancellationHandler {
-        try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { process in
-                continuation.resume(returning: process.terminationStatus)
-            }
-            do {
-                try process.run()
-            } catch {
-                continuation.resume(throwing: error)
-            }
+    // posix_spawn, not Foundation.Process: Process.run() reads /proc/self/fd
+    // and crashed (SIGSEGV in findMaximumOpenFromProcSelfFD) while other
+    // tests opened and closed hundreds of sockets in parallel.
+    let pid = try spawn("/usr/bin/curl", argv, stdout: stdoutFile.path, stderr: stderrFile.path)
+    let exitCode: Int32 = await withTaskCancellationHandler {
+        await withCheckedContinuation { continuation in
+            // waitpid blocks: on a thread of its own, not the cooperative pool.
+            Thread { continuation.resume(returning: waitForExit(pid)) }.start()
         }
     } onCancel: {
-        process.terminate()
+        kill(pid, SIGTERM)
     }
-    let writeOut = String(decoding: stdout.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    let errors = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let writeOut = (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? ""
+    let errors = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
     let body = (try? Data(contentsOf: bodyFile)) ?? Data()
     let headers = (try? Data(contentsOf: headersFile)) ?? Data()
     return CurlResult(exitCode: exitCode, writeOut: writeOut, body: body, stderr: errors, headers: headers)
@@ -175,4 +193,32 @@ func withServer<T: Sendable>(
         defer { try? FileManager.default.removeItem(at: caFile) }
         return try await body(server, ["--cacert", caFile.path, "--http2"])
     }
+}
+
+/// Starts `executable` with stdout and stderr going to files; returns its pid.
+private func spawn(_ executable: String, _ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+    guard result == 0 else {
+        throw NSError(domain: NSPOSIXErrorDomain, code: Int(result), userInfo: [
+            NSLocalizedDescriptionKey: "cannot start \(executable): error \(result)",
+        ])
+    }
+    return pid
+}
+
+/// The exit status of a child (128 + signal when it was killed).
+private func waitForExit(_ pid: pid_t) -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+        if errno != EINTR { return -1 }
+    }
+    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
 }
