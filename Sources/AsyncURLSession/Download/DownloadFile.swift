@@ -48,9 +48,6 @@ final class DownloadFile: @unchecked Sendable {
     /// Whether the writer is far enough behind that receiving should pause.
     var isFull: Bool { pending.withLock { $0.bytes >= Self.highWatermark } }
 
-    /// The first write error, if any.
-    var error: URLError? { pending.withLock { $0.error } }
-
     /// Queues bytes for writing. Returns the first write error so far, if any.
     func enqueue(_ data: Data) -> URLError? {
         let failed = pending.withLock { pending -> URLError? in

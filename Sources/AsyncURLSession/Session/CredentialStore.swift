@@ -21,10 +21,6 @@ final class CredentialStore: Sendable {
     func set(_ credential: URLCredential, for space: URLProtectionSpace) {
         credentials.withLock { $0[Self.key(for: space)] = credential }
     }
-
-    func remove(for space: URLProtectionSpace) {
-        credentials.withLock { $0[Self.key(for: space)] = nil }
-    }
 }
 
 /// The credential a hop sends, and with which method.

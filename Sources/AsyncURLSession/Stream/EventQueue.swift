@@ -7,7 +7,6 @@ struct EventQueue {
     private(set) var bufferedBytes = 0
 
     var isEmpty: Bool { head == storage.count }
-    var count: Int { storage.count - head }
 
     mutating func append(_ event: TaskEvent) {
         bufferedBytes += event.bufferedByteCount

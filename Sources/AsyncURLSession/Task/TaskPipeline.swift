@@ -38,8 +38,6 @@ struct TaskPipeline {
     private var queue = EventQueue()
     /// How the task ended, once it has.
     private(set) var end: Result<Void, URLError>?
-    /// Whether the end has been handed to the consumer (stream finished).
-    private var endDelivered = false
     /// The consumer is parked waiting for the next event.
     private var consumerWaiting = false
     /// The engine was told to stop delivering body bytes.
@@ -366,7 +364,6 @@ struct TaskPipeline {
         }
         if consumerWaiting && queue.isEmpty {
             consumerWaiting = false
-            endDelivered = true
             return .endStream(error)
         }
         return .none
@@ -391,7 +388,6 @@ struct TaskPipeline {
             return .deliver(event, resumeReceiving: resumeReceiving)
         }
         if let end {
-            endDelivered = true
             switch end {
             case .success: return .finishStream
             case .failure(let error): return .failStream(error)
@@ -400,9 +396,6 @@ struct TaskPipeline {
         consumerWaiting = true
         return .wait
     }
-
-    /// The end, for a consumer that already had it once (a second iteration).
-    var isStreamOver: Bool { endDelivered }
 
     private mutating func enqueue(_ event: TaskEvent) -> DeliveryAction {
         if consumerWaiting && queue.isEmpty {
