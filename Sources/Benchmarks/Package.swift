@@ -21,6 +21,8 @@ let ahc = Target.Dependency.product(name: "AsyncHTTPClient", package: "async-htt
 let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
 let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
 let ours = Target.Dependency.product(name: "AsyncURLSession", package: "AsyncURLSession")
+/// Session and request setup shared by the clients built on the main package.
+let sessionSetup = Target.Dependency.target(name: "BenchSessionSetup")
 
 /// One line per client: executable name, source folder, dependencies.
 /// (bench-rawcurl is a C target and is declared separately below.)
@@ -34,8 +36,8 @@ struct SwiftClient {
 let swiftClients: [SwiftClient] = [
     SwiftClient(name: "bench-foundation", path: "Clients/Foundation", dependencies: [], needsMainPackage: false),
     SwiftClient(name: "bench-ahc", path: "Clients/AHC", dependencies: [ahc, nioCore, nioSSL], needsMainPackage: false),
-    SwiftClient(name: "bench-asyncurlsession-events", path: "Clients/AsyncURLSessionEvents", dependencies: [ours], needsMainPackage: true),
-    SwiftClient(name: "bench-asyncurlsession-data", path: "Clients/AsyncURLSessionData", dependencies: [ours], needsMainPackage: true),
+    SwiftClient(name: "bench-asyncurlsession-events", path: "Clients/AsyncURLSessionEvents", dependencies: [ours, sessionSetup], needsMainPackage: true),
+    SwiftClient(name: "bench-asyncurlsession-data", path: "Clients/AsyncURLSessionData", dependencies: [ours, sessionSetup], needsMainPackage: true),
 ].filter { includeAsyncURLSession || !$0.needsMainPackage }
 
 var dependencies: [Package.Dependency] = [
@@ -86,5 +88,7 @@ let package = Package(
             path: "Clients/RawCurl",
             linkerSettings: [.linkedLibrary("curl")]
         ),
-    ] + clientTargets
+    ] + clientTargets + (includeAsyncURLSession ? [
+        .target(name: "BenchSessionSetup", dependencies: ["BenchClientSupport", ours], path: "Clients/AsyncURLSessionShared"),
+    ] : [])
 )

@@ -4,6 +4,7 @@
 // (W6, `--consume-rate`) cannot be expressed: reported as unsupported.
 import AsyncURLSession
 import BenchClientSupport
+import BenchSessionSetup
 import Foundation
 
 let clientName = "asyncurlsession-data"
@@ -18,25 +19,8 @@ if arguments.consumeBytesPerSecond > 0 {
 }
 ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
 
-var configuration = SessionConfiguration.default
-configuration.httpMaximumConnectionsPerHost = arguments.concurrency
-configuration.timeoutIntervalForRequest = 60
-if let caPath = arguments.caCertificatePath {
-    do {
-        configuration.tlsTrustRootsPEM = try Data(contentsOf: URL(fileURLWithPath: caPath))
-    } catch {
-        FileHandle.standardError.write(Data("cannot read \(caPath): \(error)\n".utf8))
-        exit(66)
-    }
-}
-let session = Session(configuration: configuration)
-
-var template = URLRequest(url: arguments.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 60)
-if arguments.isPost {
-    template.httpMethod = "POST"
-    template.httpBody = Data(count: arguments.postBytes)
-}
-let request = template
+let session = SessionSetup.session(for: arguments)
+let request = SessionSetup.request(for: arguments)
 let expectedStatus = arguments.expectedStatus
 let postBytes = arguments.postBytes
 

@@ -6,6 +6,7 @@
 // keep memory flat however slow the consumer is.
 import AsyncURLSession
 import BenchClientSupport
+import BenchSessionSetup
 import Foundation
 
 let clientName = "asyncurlsession-events"
@@ -14,25 +15,8 @@ let arguments = ClientArguments.parseOrExit()
 ProcessLimits.raiseFileDescriptorLimit()
 ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
 
-var configuration = SessionConfiguration.default
-configuration.httpMaximumConnectionsPerHost = arguments.concurrency
-configuration.timeoutIntervalForRequest = 60
-if let caPath = arguments.caCertificatePath {
-    do {
-        configuration.tlsTrustRootsPEM = try Data(contentsOf: URL(fileURLWithPath: caPath))
-    } catch {
-        FileHandle.standardError.write(Data("cannot read \(caPath): \(error)\n".utf8))
-        exit(66)
-    }
-}
-let session = Session(configuration: configuration)
-
-var template = URLRequest(url: arguments.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 60)
-if arguments.isPost {
-    template.httpMethod = "POST"
-    template.httpBody = Data(count: arguments.postBytes)
-}
-let request = template
+let session = SessionSetup.session(for: arguments)
+let request = SessionSetup.request(for: arguments)
 let expectedStatus = arguments.expectedStatus
 let bytesPerSecond = arguments.consumeBytesPerSecond
 let postBytes = arguments.postBytes

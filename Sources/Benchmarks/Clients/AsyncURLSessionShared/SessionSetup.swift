@@ -1,0 +1,34 @@
+// What both AsyncURLSession clients set up the same way: the session for the
+// run's concurrency and CA file, and the request template.
+import AsyncURLSession
+import BenchClientSupport
+import Foundation
+
+public enum SessionSetup {
+    /// A session allowing `concurrency` connections per host, trusting the
+    /// run's CA file when given. Exits 66 when the CA file cannot be read.
+    public static func session(for arguments: ClientArguments) -> Session {
+        var configuration = SessionConfiguration.default
+        configuration.httpMaximumConnectionsPerHost = arguments.concurrency
+        configuration.timeoutIntervalForRequest = 60
+        if let caPath = arguments.caCertificatePath {
+            do {
+                configuration.tlsTrustRootsPEM = try Data(contentsOf: URL(fileURLWithPath: caPath))
+            } catch {
+                FileHandle.standardError.write(Data("cannot read \(caPath): \(error)\n".utf8))
+                exit(66)
+            }
+        }
+        return Session(configuration: configuration)
+    }
+
+    /// The GET, or the POST with `postBytes` of body, every request of the run sends.
+    public static func request(for arguments: ClientArguments) -> URLRequest {
+        var template = URLRequest(url: arguments.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 60)
+        if arguments.isPost {
+            template.httpMethod = "POST"
+            template.httpBody = Data(count: arguments.postBytes)
+        }
+        return template
+    }
+}
