@@ -19,10 +19,12 @@ extension TaskCore {
     // MARK: - Engine callbacks (engine thread)
 
     func hopDidReceiveHead(_ head: ResponseHead, id: TransferID) {
+        // Foundation's HTTPURLResponse is costly to build: not under the lock.
+        guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }),
+            let response = ResponseConversion.httpResponse(head, url: url)
+        else { return }
         let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
-            guard guarded.transferID == id, let url = guarded.hop.request.url,
-                let response = ResponseConversion.httpResponse(head, url: url)
-            else { return nil }
+            guard guarded.transferID == id else { return nil }
             return guarded.hop.receivedHead(response)
         }
         if case .deliver(let response) = verdict, !startMultipart(response, id: id) {
