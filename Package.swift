@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "AsyncURLSession", targets: ["AsyncURLSession"]),
+        .library(name: "URLSessionCompat", targets: ["URLSessionCompat"]),
         .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
         .executable(name: "fetch", targets: ["fetch"]),
     ],
@@ -31,6 +32,9 @@ let package = Package(
         .target(name: "CurlEngine", dependencies: ["CCurl"]),
         // The public async core.
         .target(name: "AsyncURLSession", dependencies: ["CurlEngine"]),
+        // The classic delegate and completion-handler API, built only on the
+        // public API of AsyncURLSession.
+        .target(name: "URLSessionCompat", dependencies: ["AsyncURLSession"]),
         // Real HTTP/1.1 (+ TLS, HTTP/2) server for tests, the CLI demo and benchmarks.
         .target(
             name: "LoopbackServer",
@@ -53,15 +57,19 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // What every test target uses: time limits, a per-test loopback server.
+        .target(name: "TestSupport", dependencies: ["LoopbackServer"], path: "Tests/TestSupport"),
         .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine"]),
         .testTarget(
             name: "AsyncURLSessionTests",
             dependencies: [
                 "AsyncURLSession",
                 "LoopbackServer",
+                "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer"]),
+        .testTarget(name: "URLSessionCompatTests", dependencies: ["URLSessionCompat", "LoopbackServer", "TestSupport"]),
     ]
 )

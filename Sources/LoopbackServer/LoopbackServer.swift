@@ -29,7 +29,7 @@
 // - Redirects: /redirect/N, /redirect-to, /redirect-loop, /redirect-no-location,
 //   /redirect-echo, /cross-origin-redirect (RedirectRoutes.swift); /redirect-raw, whose
 //   Location is written unchecked, HTTP/1.1 only (RawRedirectRoute.swift).
-// - Authentication: /auth/basic, /auth/digest, /auth/multi, /auth/no-challenge,
+// - Authentication: /auth/basic, /auth/digest, /auth/multi, /auth/ntlm, /auth/no-challenge,
 //   /auth/malformed, /auth/basic-then-close, /proxy-auth (AuthRoutes.swift; Digest in Auth/).
 // - Cookies: /cookies/set, /cookies/echo (CookieRoutes.swift).
 // - Server push: /multipart-replace (MultipartRoute.swift).

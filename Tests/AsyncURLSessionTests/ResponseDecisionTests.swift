@@ -25,6 +25,33 @@ import Testing
         }
     }
 
+    /// Bug: a small body arrives whole while the decision waits; answering
+    /// cancel then was ignored and the body delivered.
+    @Test func cancelAnswer_afterTheWholeBodyArrived_stillDeliversNoBody() async throws {
+        try await withServer { server in
+            let task = Session(configuration: testConfiguration()).dataTask(with: server.url("/bytes/1000"))
+            task.resume()
+            var received = 0
+            do {
+                for try await event in task.events {
+                    switch event {
+                    case .response(_, let decision):
+                        // Bounded by the test's time limit.
+                        while task.state != .completed { try await Task.sleep(for: .milliseconds(2)) }
+                        decision.cancel()
+                    case .data(let chunk): received += chunk.count
+                    default: break
+                    }
+                }
+                Issue.record("expected an error")
+            } catch {
+                #expect(error.urlErrorCode == .cancelled)
+            }
+            #expect(received == 0)
+            #expect(task.error?.urlErrorCode == .cancelled)
+        }
+    }
+
     @Test func unansweredDecision_allowsByDefault() async throws {
         try await withServer { server in
             let task = Session(configuration: testConfiguration()).dataTask(with: server.url("/bytes/1000"))

@@ -21,6 +21,10 @@ final class CredentialStore: Sendable {
     func set(_ credential: URLCredential, for space: URLProtectionSpace) {
         credentials.withLock { $0[Self.key(for: space)] = credential }
     }
+
+    func removeAll() {
+        credentials.withLock { $0.removeAll() }
+    }
 }
 
 /// The credential a hop sends, and with which method.

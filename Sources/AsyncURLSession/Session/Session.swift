@@ -156,6 +156,13 @@ public actor Session {
         context.credentials.credential(for: space)
     }
 
+    /// Forgets the session's stored credentials, as `URLSession.reset`
+    /// (there is no cookie jar or response cache yet). Connections stay open:
+    /// libcurl offers no way to close idle ones short of closing the pool.
+    public func reset() {
+        context.credentials.removeAll()
+    }
+
     // MARK: - Invalidation
 
     /// Running tasks finish; new tasks are refused. Does nothing on `shared`.

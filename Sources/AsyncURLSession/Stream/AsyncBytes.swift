@@ -12,6 +12,13 @@ public struct AsyncBytes: AsyncSequence, Sendable {
     /// The task that produces the bytes (for its response, metrics, cancel()).
     public let task: SessionTask
 
+    /// The body of `task` as bytes: the `data` events it yields from now on
+    /// (others are skipped, their decisions take their defaults). For a task
+    /// whose events you consumed up to its `response`, as `bytes(for:)` does.
+    public init(task: SessionTask) {
+        self.task = task
+    }
+
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(task: task)
     }

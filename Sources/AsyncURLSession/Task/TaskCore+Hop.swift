@@ -126,7 +126,7 @@ extension TaskCore {
         decision.core.onSettle { [weak self] answer in
             switch answer {
             case .allow: break
-            case .cancel: self?.cancel()
+            case .cancel: self?.cancelAfterResponse()
             case .becomeDownload: self?.becomeDownload()
             }
         }

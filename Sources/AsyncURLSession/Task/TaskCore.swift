@@ -200,6 +200,13 @@ final class TaskCore: Sendable {
         }
     }
 
+    /// `ResponseDecision.cancel()`: as `cancel()`, and also when the body
+    /// already arrived whole and only waits in the queue for the consumer.
+    func cancelAfterResponse() {
+        let error = URLError.make(.cancelled, url: failingURLString, reason: "The response was cancelled.")
+        if !guarded.withLock({ $0.pipeline.cancelDeliveredResponse(error: error) }) { cancel() }
+    }
+
     /// Makes `collect()` the consumer. Must be called before `resume()`.
     func useCollectingConsumer() {
         let limit = context.configuration.maximumCollectedBodySize

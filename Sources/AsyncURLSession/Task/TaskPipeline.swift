@@ -142,6 +142,18 @@ struct TaskPipeline {
         }
     }
 
+    /// A response decision answered `cancel` after the transfer had already
+    /// ended (a small body arrives whole while the decision waits): the body
+    /// queued behind the response must still not be delivered. False when
+    /// this does not apply (then an ordinary `cancel` does).
+    mutating func cancelDeliveredResponse(error: URLError) -> Bool {
+        guard lifecycle == .finished, case .success = end, consumer == .events, !consumerWaiting else { return false }
+        queue.removeAll()
+        end = .failure(error)
+        if let metrics { _ = enqueue(.metrics(metrics)) }
+        return true
+    }
+
     /// The consumer asked for the collected body instead of events (before start).
     mutating func collectBody(limit: Int) {
         precondition(lifecycle == .created, "a task's consumer is chosen before it starts")

@@ -1,7 +1,7 @@
 import Foundation
 import NIOHTTP1
 
-/// /auth/basic, /auth/digest, /auth/multi, /auth/no-challenge, /auth/malformed,
+/// /auth/basic, /auth/digest, /auth/multi, /auth/ntlm, /auth/no-challenge, /auth/malformed,
 /// /auth/basic-then-close and /proxy-auth.
 ///
 /// Every 401 carries a fresh challenge, so a client that got the credentials wrong can try
@@ -42,6 +42,12 @@ enum AuthRoutes {
         }
         let digest = Digest.challenge(realm: "loopback", opaque: nil, state: request.auth)
         return unauthorized(challenges: [digest, basicChallenge])
+    }
+
+    /// GET /auth/ntlm: always 401 offering NTLM, a connection-level method (no exchange is
+    /// run: it shows where a client routes such a challenge).
+    static func ntlm() -> ResponsePlan {
+        unauthorized(challenges: ["NTLM"])
     }
 
     /// GET /auth/no-challenge: 401 without any WWW-Authenticate.

@@ -84,6 +84,8 @@ enum Router {
             return .respond(AuthRoutes.digest(request))
         case ("auth", 2) where segments[1] == "multi":
             return .respond(AuthRoutes.multi(request))
+        case ("auth", 2) where segments[1] == "ntlm":
+            return .respond(AuthRoutes.ntlm())
         case ("auth", 2) where segments[1] == "no-challenge":
             return .respond(AuthRoutes.noChallenge())
         case ("auth", 2) where segments[1] == "malformed":

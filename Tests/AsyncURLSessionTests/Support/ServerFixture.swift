@@ -1,24 +1,7 @@
 import AsyncURLSession
 import Foundation
 import LoopbackServer
-
-/// Starts a loopback server for one test and always shuts it down.
-@discardableResult
-func withServer<T: Sendable>(
-    _ options: LoopbackServer.Options = LoopbackServer.Options(),
-    timeLimit: Double = 30,
-    _ body: @escaping @Sendable (LoopbackServer) async throws -> T
-) async throws -> T {
-    let server = try await LoopbackServer.start(options)
-    do {
-        let result = try await withTimeLimit(timeLimit) { try await body(server) }
-        try await server.shutdown()
-        return result
-    } catch {
-        try? await server.shutdown()
-        throw error
-    }
-}
+@_exported import TestSupport
 
 /// A session configuration for tests: short timeouts so failures are quick.
 func testConfiguration(trusting server: LoopbackServer? = nil) -> SessionConfiguration {

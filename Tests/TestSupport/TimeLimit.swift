@@ -1,9 +1,9 @@
 import Foundation
 import Synchronization
 
-struct TimeLimitExceeded: Error, CustomStringConvertible {
-    let seconds: Double
-    var description: String { "the test did not finish within \(seconds) s" }
+public struct TimeLimitExceeded: Error, CustomStringConvertible {
+    public let seconds: Double
+    public var description: String { "the test did not finish within \(seconds) s" }
 }
 
 /// Runs `body`, failing with `TimeLimitExceeded` if it takes longer than
@@ -13,7 +13,7 @@ struct TimeLimitExceeded: Error, CustomStringConvertible {
 /// body stuck on a continuation would hold the test past its limit. Here the
 /// first of body and timer to finish answers; a stuck body is cancelled and
 /// left behind.
-func withTimeLimit<T: Sendable>(
+public func withTimeLimit<T: Sendable>(
     _ seconds: Double = 30, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let answer = OneAnswer<T>()

@@ -1,0 +1,59 @@
+import AsyncURLSession
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns a core `ChallengeDecision` into the classic challenge object and the
+/// classic answer back into the decision.
+enum ChallengeBridge {
+    static func challenge(for decision: ChallengeDecision) -> URLAuthenticationChallenge {
+        URLAuthenticationChallenge(
+            protectionSpace: decision.protectionSpace, proposedCredential: decision.proposedCredential,
+            previousFailureCount: decision.previousFailureCount, failureResponse: decision.failureResponse,
+            error: nil, sender: ChallengeSender.shared)
+    }
+
+    /// The storage's default credential for the space (else any of its
+    /// credentials for it). Spaces are compared field by field: corelibs'
+    /// `defaultCredential(for:)` misses equal spaces made elsewhere.
+    static func storedCredential(in storage: URLCredentialStorage, for space: URLProtectionSpace) -> URLCredential? {
+        if let credential = storage.defaultCredential(for: space) { return credential }
+        for (stored, credentials) in storage.allCredentials where same(stored, space) {
+            if let credential = credentials.values.first { return credential }
+        }
+        return nil
+    }
+
+    private static func same(_ a: URLProtectionSpace, _ b: URLProtectionSpace) -> Bool {
+        a.host.lowercased() == b.host.lowercased() && a.port == b.port && a.protocol == b.protocol
+            && a.realm == b.realm && a.authenticationMethod == b.authenticationMethod && a.isProxy() == b.isProxy()
+    }
+
+    static func answer(
+        _ decision: ChallengeDecision, with disposition: URLSession.AuthChallengeDisposition,
+        credential: URLCredential?
+    ) {
+        switch disposition {
+        case .useCredential:
+            // Apple treats "use credential" with no credential as "continue
+            // without one": the 401/407 becomes the result.
+            if let credential { decision.useCredential(credential) } else { decision.rejectProtectionSpace() }
+        case .performDefaultHandling: decision.performDefaultHandling()
+        case .cancelAuthenticationChallenge: decision.cancel()
+        case .rejectProtectionSpace: decision.rejectProtectionSpace()
+        }
+    }
+}
+
+/// URLAuthenticationChallenge requires a sender; with completion handlers it
+/// is never used (Apple's sessions ignore it too).
+final class ChallengeSender: NSObject, URLAuthenticationChallengeSender, Sendable {
+    static let shared = ChallengeSender()
+
+    func use(_ credential: URLCredential, for challenge: URLAuthenticationChallenge) {}
+    func continueWithoutCredential(for challenge: URLAuthenticationChallenge) {}
+    func cancel(_ challenge: URLAuthenticationChallenge) {}
+    func performDefaultHandling(for challenge: URLAuthenticationChallenge) {}
+    func rejectProtectionSpaceAndContinue(with challenge: URLAuthenticationChallenge) {}
+}

@@ -1,0 +1,55 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Events of data and upload tasks, as Apple's `URLSessionDataDelegate`.
+public protocol URLSessionDataDelegate: URLSessionTaskDelegate {
+    /// The response head. `.allow` goes on, `.cancel` ends the task with
+    /// `URLError(.cancelled)`, `.becomeDownload` turns it into a download
+    /// task (`didBecome downloadTask`, then download calls on that task).
+    /// Not implemented: allow.
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void)
+
+    /// The data task became `downloadTask`; no further calls name the data task.
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didBecome downloadTask: URLSessionDownloadTask)
+
+    /// The next piece of the body; the pieces concatenate to the body.
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data)
+
+    /// Asked before a response is cached. AsyncURLSession has no response
+    /// cache yet, so this is never called (see MIGRATION.md).
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
+        completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void)
+}
+
+extension URLSessionDataDelegate {
+    public func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        DefaultImplementationMarker.raise()
+        completionHandler(.allow)
+    }
+
+    public func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didBecome downloadTask: URLSessionDownloadTask
+    ) {
+        DefaultImplementationMarker.raise()
+    }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        DefaultImplementationMarker.raise()
+    }
+
+    public func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
+        completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
+    ) {
+        DefaultImplementationMarker.raise()
+        completionHandler(proposedResponse)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Events of one task, as Apple's `URLSessionTaskDelegate`. Every method is
+/// optional. A task's own `delegate` is asked first; what it does not
+/// implement goes to the session's delegate.
+public protocol URLSessionTaskDelegate: URLSessionDelegate {
+    /// A 3xx with a Location. Answer the proposed request to follow it,
+    /// another request to follow that, or nil to make the redirect response
+    /// (and its body) the task's result. Not implemented: redirects are
+    /// followed (https to http only when the configuration allows it).
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void)
+
+    /// Every challenge of the task (Basic, Digest, and connection-level ones
+    /// the session delegate does not take). Not implemented: credentials from
+    /// the configuration's credential storage or the URL are used, else the
+    /// 401/407 response is the result.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void)
+
+    /// The task needs its body stream: the first one of a streamed upload, or
+    /// a new one when the request is sent again. Nil fails the task.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void)
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64)
+
+    /// Once per task, after every other call for it.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
+
+    /// Just before `didCompleteWithError`.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics)
+}
+
+extension URLSessionTaskDelegate {
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        DefaultImplementationMarker.raise()
+        completionHandler(request)
+    }
+
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        DefaultImplementationMarker.raise()
+        completionHandler(.performDefaultHandling, nil)
+    }
+
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        DefaultImplementationMarker.raise()
+        completionHandler(nil)
+    }
+
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        DefaultImplementationMarker.raise()
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        DefaultImplementationMarker.raise()
+    }
+
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
+    ) {
+        DefaultImplementationMarker.raise()
+    }
+}

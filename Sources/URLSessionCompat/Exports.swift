@@ -1,0 +1,27 @@
+// URLSessionCompat: the classic URLSession API (delegates, delegate queue,
+// completion handlers) rebuilt on the public API of AsyncURLSession.
+//
+// Why it exists: legacy code moves over by changing `import FoundationNetworking`
+// to `import URLSessionCompat`. This module re-exports Foundation and
+// FoundationNetworking and declares the classic names (`URLSession`,
+// `URLSessionConfiguration`, `URLSessionTask`, the delegate protocols...);
+// because it imports FoundationNetworking, its declarations shadow
+// FoundationNetworking's in any file that imports it.
+//
+// Threading: every task has one driver (a Swift task) that pulls the core
+// task's events in order and turns each into a delegate call, run as an
+// operation on the session's delegate queue. The driver waits for each call
+// (and for the completion handler of calls that decide something) before it
+// pulls the next event, so one task's calls never overlap and a slow delegate
+// slows its transfer instead of piling up memory.
+//
+// Ownership: a session keeps its delegate strongly until it is invalidated
+// and its last task has completed; it keeps each task until the task's
+// completion has been delivered.
+//
+// Errors: tasks complete with `URLError`, as URLSession's do. Sessions that
+// were invalidated hand out tasks that fail at once with a clear message.
+@_exported import Foundation
+#if canImport(FoundationNetworking)
+@_exported import FoundationNetworking
+#endif

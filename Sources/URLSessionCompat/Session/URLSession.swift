@@ -1,0 +1,313 @@
+import AsyncURLSession
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The classic session, as Apple's `URLSession`, running on an
+/// AsyncURLSession `Session`. Tasks start suspended; delegate calls run on
+/// `delegateQueue`, one at a time per task, in the order of SPEC §3.
+open class URLSession: NSObject, @unchecked Sendable {
+    // @unchecked: the stored `let`s are Sendable or immutable references used
+    // only through their thread-safe API (OperationQueue); the mutable state
+    // is in `guarded`, behind a lock.
+
+    /// The async core session under this one. Move calls to it one at a time
+    /// (`import AsyncURLSession`); it shares this session's connections.
+    public let asyncSession: Session
+    private let configurationCopy: URLSessionConfiguration
+    public let delegateQueue: OperationQueue
+    private let isShared: Bool
+    private let guarded: Mutex<Guarded>
+
+    struct Guarded {
+        var delegate: (any URLSessionDelegate)?
+        var registry = TaskRegistry<URLSessionTask>()
+        var sessionDescription: String?
+    }
+
+    /// Shares the async core's shared session. It cannot be invalidated.
+    open class var shared: URLSession { sharedSession }
+
+    private static let sharedSession = URLSession(shared: ())
+
+    private init(shared: Void) {
+        asyncSession = Session.shared
+        configurationCopy = URLSessionConfiguration.default
+        delegateQueue = Self.serialQueue()
+        isShared = true
+        guarded = Mutex(Guarded())
+        super.init()
+    }
+
+    public convenience init(configuration: URLSessionConfiguration) {
+        self.init(configuration: configuration, delegate: nil, delegateQueue: nil)
+    }
+
+    /// The configuration is copied. With a nil queue, a serial queue is made.
+    /// The session keeps `delegate` until it is invalidated: call
+    /// `finishTasksAndInvalidate` or `invalidateAndCancel` when done.
+    public init(
+        configuration: URLSessionConfiguration, delegate: (any URLSessionDelegate)?,
+        delegateQueue queue: OperationQueue?
+    ) {
+        // swift-format-ignore: a forced cast; `copy(with:)` returns Self's type.
+        configurationCopy = configuration.copy() as? URLSessionConfiguration ?? configuration
+        asyncSession = Session(configuration: configurationCopy.sessionConfiguration)
+        delegateQueue = queue ?? Self.serialQueue()
+        isShared = false
+        guarded = Mutex(Guarded(delegate: delegate))
+        super.init()
+    }
+
+    private static func serialQueue() -> OperationQueue {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "URLSessionCompat delegate queue"
+        return queue
+    }
+
+    /// A copy: changing it changes nothing in the session.
+    open var configuration: URLSessionConfiguration {
+        configurationCopy.copy() as? URLSessionConfiguration ?? configurationCopy
+    }
+
+    /// The delegate until invalidation has been reported, nil afterwards.
+    open var delegate: (any URLSessionDelegate)? { guarded.withLock { $0.delegate } }
+
+    open var sessionDescription: String? {
+        get { guarded.withLock { $0.sessionDescription } }
+        set { guarded.withLock { $0.sessionDescription = newValue } }
+    }
+
+    /// The configuration as the driver reads it (not copied per call).
+    var settings: URLSessionConfiguration { configurationCopy }
+
+    var queue: DelegateQueue { DelegateQueue(queue: delegateQueue) }
+
+    // MARK: - Task registry
+
+    /// Registers a new task around a core task. A session that was
+    /// invalidated gets a task that fails when resumed (the core refuses it).
+    private func register<T: URLSessionTask>(
+        _ core: SessionTask, as make: (SessionTask, Int, URLSession) -> T,
+        completion: TaskDriver.Completion = .delegate
+    ) -> T {
+        let task = guarded.withLock { guarded -> T in
+            let identifier = guarded.registry.makeIdentifier()
+            let task = make(core, identifier, self)
+            _ = guarded.registry.add(task, identifier: identifier)
+            return task
+        }
+        task.completion = completion
+        return task
+    }
+
+    func replace(_ task: URLSessionTask, with download: URLSessionTask) {
+        guarded.withLock {
+            $0.registry.replace(task.taskIdentifier, with: download, identifier: download.taskIdentifier)
+        }
+    }
+
+    func makeIdentifier() -> Int {
+        guarded.withLock { $0.registry.makeIdentifier() }
+    }
+
+    func startDriver(for task: URLSessionTask) {
+        let driver = TaskDriver(session: self, task: task, completion: task.completion)
+        Task { await driver.run() }
+    }
+
+    /// The task's completion has been delivered.
+    func taskDidComplete(_ task: URLSessionTask) async {
+        let action = guarded.withLock { $0.registry.remove(task.taskIdentifier) }
+        await perform(action)
+    }
+
+    private func perform(_ action: TaskRegistry<URLSessionTask>.Action) async {
+        guard action == .reportInvalidation else { return }
+        let delegate = guarded.withLock { $0.delegate }
+        await queue.run { [self] in
+            delegate?.urlSession(self, didBecomeInvalidWithError: nil)
+        }
+        // After the call, as Apple: the session lets go of its delegate.
+        guarded.withLock { $0.delegate = nil }
+    }
+
+    // MARK: - Task factories (delegate)
+
+    /// A data task; its calls go to the delegate. Starts suspended.
+    open func dataTask(with request: URLRequest) -> URLSessionDataTask {
+        register(asyncSession.dataTask(with: request), as: URLSessionDataTask.init(core:identifier:session:))
+    }
+
+    open func dataTask(with url: URL) -> URLSessionDataTask {
+        dataTask(with: URLRequest(url: url))
+    }
+
+    open func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
+        register(asyncSession.uploadTask(with: request, from: bodyData), as: URLSessionUploadTask.init(core:identifier:session:))
+    }
+
+    /// The file is read as it is sent, never loaded whole.
+    open func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
+        register(asyncSession.uploadTask(with: request, fromFile: fileURL), as: URLSessionUploadTask.init(core:identifier:session:))
+    }
+
+    /// The body comes from the delegate's `needNewBodyStream`, or, when it is
+    /// not implemented, from the request's `httpBodyStream` (once).
+    open func uploadTask(withStreamedRequest request: URLRequest) -> URLSessionUploadTask {
+        let task = register(asyncSession.uploadTask(withStreamedRequest: request), as: URLSessionUploadTask.init(core:identifier:session:))
+        task.setInitialBodyStream(request.httpBodyStream)
+        return task
+    }
+
+    open func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
+        register(asyncSession.downloadTask(with: request), as: URLSessionDownloadTask.init(core:identifier:session:))
+    }
+
+    open func downloadTask(with url: URL) -> URLSessionDownloadTask {
+        downloadTask(with: URLRequest(url: url))
+    }
+
+    /// Bad resume data gives a task that fails with a clear error when resumed.
+    open func downloadTask(withResumeData resumeData: Data) -> URLSessionDownloadTask {
+        register(asyncSession.downloadTask(withResumeData: resumeData), as: URLSessionDownloadTask.init(core:identifier:session:))
+    }
+
+    // MARK: - Task factories (completion handler)
+
+    /// The body is collected in memory (up to the configuration's
+    /// `maximumCollectedBodySize`) and handed to `completionHandler` on the
+    /// delegate queue; the delegate still hears redirects and challenges.
+    open func dataTask(
+        with request: URLRequest,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDataTask {
+        register(
+            asyncSession.dataTask(with: request), as: URLSessionDataTask.init(core:identifier:session:),
+            completion: .data(completionHandler))
+    }
+
+    open func dataTask(
+        with url: URL, completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDataTask {
+        dataTask(with: URLRequest(url: url), completionHandler: completionHandler)
+    }
+
+    open func uploadTask(
+        with request: URLRequest, from bodyData: Data?,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionUploadTask {
+        register(
+            asyncSession.uploadTask(with: request, from: bodyData ?? Data()), as: URLSessionUploadTask.init(core:identifier:session:),
+            completion: .data(completionHandler))
+    }
+
+    open func uploadTask(
+        with request: URLRequest, fromFile fileURL: URL,
+        completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionUploadTask {
+        register(
+            asyncSession.uploadTask(with: request, fromFile: fileURL), as: URLSessionUploadTask.init(core:identifier:session:),
+            completion: .data(completionHandler))
+    }
+
+    /// The file exists while `completionHandler` runs and is deleted after it
+    /// returns: move it before returning.
+    open func downloadTask(
+        with request: URLRequest, completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDownloadTask {
+        register(
+            asyncSession.downloadTask(with: request), as: URLSessionDownloadTask.init(core:identifier:session:),
+            completion: .download(completionHandler))
+    }
+
+    open func downloadTask(
+        with url: URL, completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDownloadTask {
+        downloadTask(with: URLRequest(url: url), completionHandler: completionHandler)
+    }
+
+    open func downloadTask(
+        withResumeData resumeData: Data,
+        completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
+    ) -> URLSessionDownloadTask {
+        register(
+            asyncSession.downloadTask(withResumeData: resumeData), as: URLSessionDownloadTask.init(core:identifier:session:),
+            completion: .download(completionHandler))
+    }
+
+    /// For the async calls: a data task whose result goes to `completion`.
+    func makeTask(_ core: SessionTask, completion: TaskDriver.Completion) -> URLSessionDataTask {
+        register(core, as: URLSessionDataTask.init(core:identifier:session:), completion: completion)
+    }
+
+    /// For the async calls: a download task whose result goes to `completion`.
+    func makeDownloadTask(_ core: SessionTask, completion: TaskDriver.Completion) -> URLSessionDownloadTask {
+        register(core, as: URLSessionDownloadTask.init(core:identifier:session:), completion: completion)
+    }
+
+    // MARK: - Invalidation
+
+    /// Running tasks finish; new ones are refused. After the last completes,
+    /// the delegate gets `didBecomeInvalidWithError(nil)` and is released.
+    /// Does nothing on `shared`.
+    open func finishTasksAndInvalidate() {
+        guard !isShared else { return }
+        asyncSession.finishTasksAndInvalidate()
+        let action = guarded.withLock { $0.registry.invalidate() }
+        Task { await perform(action) }
+    }
+
+    /// Cancels every task, then invalidates as `finishTasksAndInvalidate`.
+    open func invalidateAndCancel() {
+        guard !isShared else { return }
+        let (action, tasks) = guarded.withLock { guarded in
+            (guarded.registry.invalidate(), Array(guarded.registry.tasks.values))
+        }
+        for task in tasks { task.cancel() }
+        asyncSession.invalidateAndCancel()
+        Task { await perform(action) }
+    }
+
+    /// Empties the session's credential store (there is no cookie jar or
+    /// cache yet), then calls `completionHandler` on the delegate queue.
+    open func reset(completionHandler: @escaping @Sendable () -> Void) {
+        Task {
+            await asyncSession.reset()
+            delegateQueue.addOperation(completionHandler)
+        }
+    }
+
+    /// Nothing is buffered for disk here; calls `completionHandler` on the
+    /// delegate queue.
+    open func flush(completionHandler: @escaping @Sendable () -> Void) {
+        delegateQueue.addOperation(completionHandler)
+    }
+
+    /// The tasks not yet completed, by kind.
+    open func getTasksWithCompletionHandler(
+        _ completionHandler: @escaping @Sendable ([URLSessionDataTask], [URLSessionUploadTask], [URLSessionDownloadTask])
+            -> Void
+    ) {
+        let tasks = liveTasks
+        let uploads = tasks.compactMap { $0 as? URLSessionUploadTask }
+        let data = tasks.compactMap { $0 as? URLSessionDataTask }.filter { !($0 is URLSessionUploadTask) }
+        let downloads = tasks.compactMap { $0 as? URLSessionDownloadTask }
+        delegateQueue.addOperation { completionHandler(data, uploads, downloads) }
+    }
+
+    open func getAllTasks(completionHandler: @escaping @Sendable ([URLSessionTask]) -> Void) {
+        let tasks = liveTasks
+        delegateQueue.addOperation { completionHandler(tasks) }
+    }
+
+    /// Live tasks, oldest first.
+    private var liveTasks: [URLSessionTask] {
+        guarded.withLock { guarded in
+            guarded.registry.tasks.sorted { $0.key < $1.key }.map(\.value)
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import AsyncURLSession
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The events that wait for an answer, asked of the classic delegate methods.
+extension TaskDriver {
+    func redirect(_ decision: RedirectDecision, on current: URLSessionTask) async {
+        let session = session
+        let reply: Reply<URLRequest?> = await ask(
+            URLSessionTaskDelegate.self, of: candidates(for: current), on: current
+        ) { delegate, answer in
+            delegate.urlSession(
+                session, task: current, willPerformHTTPRedirection: decision.response,
+                newRequest: decision.proposedRequest, completionHandler: answer)
+        }
+        switch reply {
+        case .answered(let request?): decision.follow(request)
+        case .answered(nil): decision.stop()
+        // Not implemented: the core's policy (follow, but not https to http).
+        case .notImplemented, .abandoned: break
+        }
+    }
+
+    func challenge(_ decision: ChallengeDecision, on current: URLSessionTask) async {
+        let session = session
+        let challenge = ChallengeBridge.challenge(for: decision)
+        typealias Answer = ChallengeAnswer
+        // Connection-level methods go to the session-level method first.
+        if decision.isConnectionLevel, let sessionDelegate = session.delegate {
+            let reply: Reply<Answer> = await ask(URLSessionDelegate.self, of: [sessionDelegate], on: current) {
+                delegate, answer in
+                delegate.urlSession(session, didReceive: challenge) { answer(Answer($0, $1)) }
+            }
+            switch reply {
+            case .answered(let answer): return apply(answer, to: decision)
+            case .abandoned: return
+            case .notImplemented: break
+            }
+        }
+        let reply: Reply<Answer> = await ask(URLSessionTaskDelegate.self, of: candidates(for: current), on: current) {
+            delegate, answer in
+            delegate.urlSession(session, task: current, didReceive: challenge) { answer(Answer($0, $1)) }
+        }
+        switch reply {
+        case .answered(let answer):
+            apply(answer, to: decision)
+        case .notImplemented:
+            // Default handling, as Apple: the configuration's credential
+            // storage, once; then the core's (session store, URL user info).
+            if decision.previousFailureCount == 0,
+                let storage = session.settings.urlCredentialStorage,
+                let stored = ChallengeBridge.storedCredential(in: storage, for: decision.protectionSpace)
+            {
+                decision.useCredential(stored)
+            }
+        case .abandoned:
+            break
+        }
+    }
+
+    private func apply(_ answer: ChallengeAnswer, to decision: ChallengeDecision) {
+        ChallengeBridge.answer(decision, with: answer.disposition, credential: answer.credential)
+    }
+
+    func bodyStream(_ decision: BodyStreamDecision, on current: URLSessionTask) async {
+        let session = session
+        let reply: Reply<StreamBox?> = await ask(
+            URLSessionTaskDelegate.self, of: candidates(for: current), on: current
+        ) { delegate, answer in
+            delegate.urlSession(session, task: current, needNewBodyStream: { answer($0.map(StreamBox.init)) })
+        }
+        switch reply {
+        case .answered(let box?): decision.provide(box.stream)
+        case .answered(nil): decision.refuse()
+        case .notImplemented:
+            // As Apple: the request's own stream serves the first send.
+            if let stream = current.takeInitialBodyStream() { decision.provide(stream.stream) } else { decision.refuse() }
+        case .abandoned: break
+        }
+    }
+
+    /// Asks about a data task's response; returns the download task it became, if so.
+    func respond(
+        _ response: HTTPURLResponse, _ decision: ResponseDecision, on current: URLSessionTask
+    ) async -> URLSessionTask? {
+        // Download tasks and completion-handler tasks are not asked (as Apple).
+        guard case .delegate = completion, let dataTask = current as? URLSessionDataTask else { return nil }
+        let session = session
+        let reply: Reply<URLSession.ResponseDisposition> = await ask(
+            URLSessionDataDelegate.self, of: candidates(for: current), on: current
+        ) { delegate, answer in
+            delegate.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: answer)
+        }
+        switch reply {
+        case .answered(.allow), .notImplemented:
+            decision.allow()
+        case .answered(.cancel):
+            decision.cancel()
+        case .answered(.becomeDownload):
+            let download = URLSessionDownloadTask(
+                core: task.core, identifier: session.makeIdentifier(), session: session, started: true)
+            download.delegate = dataTask.delegate
+            session.replace(dataTask, with: download)
+            dataTask.markHandedOver()
+            decision.becomeDownload()
+            // Before any download call: the driver pulls nothing until it returns.
+            await notify(URLSessionDataDelegate.self, on: dataTask) { delegate in
+                delegate.urlSession(session, dataTask: dataTask, didBecome: download)
+            }
+            return download
+        case .abandoned:
+            break
+        }
+        return nil
+    }
+}
+
+/// A challenge's classic answer, as one Sendable value.
+struct ChallengeAnswer: Sendable {
+    let disposition: URLSession.AuthChallengeDisposition
+    let credential: URLCredential?
+
+    init(_ disposition: URLSession.AuthChallengeDisposition, _ credential: URLCredential?) {
+        self.disposition = disposition
+        self.credential = credential
+    }
+}
+
+/// Moves an `InputStream` from the delegate's completion handler to the
+/// decision. Safe to send because ownership moves with it: the delegate hands
+/// the stream over and only the task reads it afterwards.
+struct StreamBox: @unchecked Sendable {
+    let stream: InputStream
+}

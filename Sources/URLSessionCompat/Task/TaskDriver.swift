@@ -1,0 +1,241 @@
+import AsyncURLSession
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Pulls one core task's events and turns each into the classic call, on the
+/// delegate queue, waiting for each before pulling the next: this is what
+/// keeps SPEC §3's order and never lets two calls for one task overlap.
+/// Decisions are answered before the next pull, so the core never applies a
+/// default over a delegate that is still thinking.
+struct TaskDriver: Sendable {
+    /// Where a task's result goes.
+    enum Completion: Sendable {
+        /// Delegate calls for everything (`didReceiveData`, `didComplete...`).
+        case delegate
+        /// The body collected in memory, then this handler; no data-delivery
+        /// or completion delegate calls (redirects and challenges still go
+        /// to the delegate).
+        case data(@Sendable (Data?, URLResponse?, (any Error)?) -> Void)
+        /// The file, then this handler; the file is deleted after it returns.
+        case download(@Sendable (URL?, URLResponse?, (any Error)?) -> Void)
+        /// `bytes(for:)`: hands the task over at its response.
+        case bytes(AnswerSlot<Result<(AsyncBytes, URLResponse), any Error>>)
+    }
+
+    let session: URLSession
+    let task: URLSessionTask
+    let completion: Completion
+
+    private var queue: DelegateQueue { session.queue }
+    private var delegateMode: Bool {
+        if case .delegate = completion { return true }
+        return false
+    }
+
+    /// What the driver keeps between events.
+    private struct Progress {
+        /// The task calls are about: the data task, or the download task it became.
+        var current: URLSessionTask
+        var body = Data()
+        var keptFile: URL?
+        var sawMetrics = false
+    }
+
+    func run() async {
+        var progress = Progress(current: task)
+        var failure: (any Error)?
+        do {
+            for try await event in task.core.events {
+                if try await handle(event, &progress) == .handedOver { return }
+            }
+        } catch {
+            failure = error
+        }
+        if !progress.sawMetrics, let metrics = task.core.metrics {
+            await deliverMetrics(metrics, on: progress.current)
+        }
+        await finish(progress, error: failure)
+        await session.taskDidComplete(progress.current)
+    }
+
+    private enum Step { case next, handedOver }
+
+    private func handle(_ event: TaskEvent, _ progress: inout Progress) async throws -> Step {
+        let current = progress.current
+        switch event {
+        case .redirect(let decision):
+            await redirect(decision, on: current)
+        case .challenge(let decision):
+            await challenge(decision, on: current)
+        case .needBodyStream(let decision):
+            await bodyStream(decision, on: current)
+        case .resumed(let offset, let expected):
+            guard delegateMode, let download = current as? URLSessionDownloadTask else { break }
+            await notify(URLSessionDownloadDelegate.self, on: current) { delegate in
+                delegate.urlSession(session, downloadTask: download, didResumeAtOffset: offset, expectedTotalBytes: expected)
+            }
+        case .response(let response, let decision):
+            if case .bytes(let slot) = completion {
+                slot.fill(.success((AsyncBytes(task: task.core), response)))
+                await session.taskDidComplete(task)
+                return .handedOver
+            }
+            if let next = await respond(response, decision, on: current) { progress.current = next }
+        case .uploadProgress(let step):
+            await notify(URLSessionTaskDelegate.self, on: current) { delegate in
+                delegate.urlSession(
+                    session, task: current, didSendBodyData: step.bytes, totalBytesSent: step.totalBytes,
+                    totalBytesExpectedToSend: step.totalBytesExpected)
+            }
+        case .data(let chunk):
+            try await receive(chunk, &progress)
+        case .downloadProgress(let step):
+            guard delegateMode, let download = current as? URLSessionDownloadTask else { break }
+            await notify(URLSessionDownloadDelegate.self, on: current) { delegate in
+                delegate.urlSession(
+                    session, downloadTask: download, didWriteData: step.bytes, totalBytesWritten: step.totalBytes,
+                    totalBytesExpectedToWrite: step.totalBytesExpected)
+            }
+        case .downloaded(let location):
+            try await downloaded(location, &progress)
+        case .metrics(let metrics):
+            progress.sawMetrics = true
+            await deliverMetrics(metrics, on: current)
+        }
+        return .next
+    }
+
+    // MARK: - Body
+
+    private func receive(_ chunk: Data, _ progress: inout Progress) async throws {
+        switch completion {
+        case .delegate:
+            guard let dataTask = progress.current as? URLSessionDataTask else { return }
+            await notify(URLSessionDataDelegate.self, on: dataTask) { delegate in
+                delegate.urlSession(session, dataTask: dataTask, didReceive: chunk)
+            }
+        case .data:
+            let limit = session.settings.maximumCollectedBodySize
+            guard progress.body.count + chunk.count <= limit else {
+                task.core.cancel()
+                throw URLError(.dataLengthExceedsMaximum, userInfo: [
+                    NSLocalizedDescriptionKey:
+                        "The body is larger than maximumCollectedBodySize (\(limit) bytes): "
+                        + "use a download task or a delegate to receive it in pieces.",
+                ])
+            }
+            progress.body.append(chunk)
+        case .download, .bytes:
+            break
+        }
+    }
+
+    private func downloaded(_ location: URL, _ progress: inout Progress) async throws {
+        switch completion {
+        case .delegate:
+            guard let download = progress.current as? URLSessionDownloadTask else { return }
+            // The file exists during the call; the core deletes it when the
+            // next event is pulled, after the call returned.
+            await notify(URLSessionDownloadDelegate.self, on: download) { delegate in
+                delegate.urlSession(session, downloadTask: download, didFinishDownloadingTo: location)
+            }
+        case .download:
+            // Keep the file past the next pull: the handler comes at the end.
+            let kept = location.deletingLastPathComponent()
+                .appendingPathComponent("handler-\(UUID().uuidString).tmp")
+            try FileManager.default.moveItem(at: location, to: kept)
+            progress.keptFile = kept
+        case .data, .bytes:
+            break
+        }
+    }
+
+    // MARK: - End
+
+    private func deliverMetrics(_ metrics: TaskMetrics, on current: URLSessionTask) async {
+        let classic = URLSessionTaskMetrics(metrics)
+        await notify(URLSessionTaskDelegate.self, on: current) { delegate in
+            delegate.urlSession(session, task: current, didFinishCollecting: classic)
+        }
+    }
+
+    private func finish(_ progress: Progress, error: (any Error)?) async {
+        let current = progress.current
+        let response = task.core.response
+        switch completion {
+        case .delegate:
+            await notify(URLSessionTaskDelegate.self, on: current) { delegate in
+                delegate.urlSession(session, task: current, didCompleteWithError: error)
+            }
+        case .data(let handler):
+            let body = error == nil ? progress.body : nil
+            await queue.run { handler(body, response, error) }
+        case .download(let handler):
+            let file = error == nil ? progress.keptFile : nil
+            await queue.run { handler(file, response, error) }
+            if let kept = progress.keptFile { try? FileManager.default.removeItem(at: kept) }
+        case .bytes(let slot):
+            slot.fill(.failure(error ?? URLError(.badServerResponse, userInfo: [
+                NSLocalizedDescriptionKey: "The transfer ended without a response.",
+            ])))
+        }
+    }
+
+    // MARK: - Delegate calls
+
+    /// The delegates to ask for a task-level call: the task's own, then the session's.
+    func candidates(for task: URLSessionTask) -> [any URLSessionDelegate] {
+        [task.delegate, session.delegate].compactMap { $0 }
+    }
+
+    /// A call that answers nothing: the first candidate that implements it.
+    func notify<Delegate>(
+        _ type: Delegate.Type, on task: URLSessionTask, _ call: @escaping @Sendable (Delegate) -> Void
+    ) async {
+        let candidates = candidates(for: task)
+        guard !candidates.isEmpty else { return }
+        await queue.run {
+            for candidate in candidates {
+                guard let delegate = candidate as? Delegate else { continue }
+                if !DefaultImplementationMarker.ranDefault({ call(delegate) }) { return }
+            }
+        }
+    }
+
+    /// What a question to the delegates came to.
+    enum Reply<Answer: Sendable>: Sendable {
+        case answered(Answer)
+        /// No candidate implements the method: the core's default applies.
+        case notImplemented
+        /// The task was cancelled while the delegate had not answered.
+        case abandoned
+    }
+
+    /// A call with a completion handler: the first candidate that implements
+    /// it answers (whenever it calls the handler).
+    func ask<Delegate, Answer: Sendable>(
+        _ type: Delegate.Type, of candidates: [any URLSessionDelegate], on task: URLSessionTask,
+        _ call: @escaping @Sendable (Delegate, _ answer: @escaping @Sendable (Answer) -> Void) -> Void
+    ) async -> Reply<Answer> {
+        guard !candidates.isEmpty else { return .notImplemented }
+        let reply = await queue.ask(registeringWith: { slot in task.setPendingAnswer { slot.abandon() } }) {
+            (answer: @escaping @Sendable (Reply<Answer>) -> Void) in
+            for candidate in candidates {
+                guard let delegate = candidate as? Delegate else { continue }
+                // A default implementation answers at once, and its answer
+                // must not count: hold answers until the call is known to be
+                // the delegate's own.
+                let gate = AnswerGate<Answer> { answer(.answered($0)) }
+                if !DefaultImplementationMarker.ranDefault({ call(delegate, gate.pass) }) {
+                    gate.open()
+                    return
+                }
+            }
+            answer(.notImplemented)
+        }
+        task.setPendingAnswer(nil)
+        return reply ?? .abandoned
+    }
+}

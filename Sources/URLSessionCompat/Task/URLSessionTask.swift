@@ -1,0 +1,221 @@
+import AsyncURLSession
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// One request for one resource, as Apple's `URLSessionTask`. It starts
+/// suspended; `resume()` starts it. Its state and counters are the core
+/// task's; its delegate calls come from the session's driver.
+open class URLSessionTask: NSObject, @unchecked Sendable {
+    // @unchecked: `core` and the identifiers are immutable and Sendable; the
+    // rest is in `guarded`, behind a lock.
+    let core: SessionTask
+    private let identifier: Int
+    /// Weak: a session keeps its tasks until they complete, not the reverse,
+    /// as with Apple's (a task does not keep an abandoned session alive).
+    weak var session: URLSession?
+    private let guarded = Mutex(Guarded())
+
+    struct Guarded {
+        var delegate: (any URLSessionTaskDelegate)?
+        /// Whether `resume()` ran once (the driver starts then).
+        var started = false
+        /// Set on a data task that became a download: it is over.
+        var handedOver = false
+        /// `cancel()` was called: no more waiting for this task's delegate.
+        var cancelRequested = false
+        /// Resumes the driver if it waits on this task's delegate.
+        var pendingAnswer: (@Sendable () -> Void)?
+        var earliestBeginDate: Date?
+        var countOfBytesClientExpectsToSend: Int64 = -1
+        var countOfBytesClientExpectsToReceive: Int64 = -1
+        /// Where the result goes: the delegate, or a completion handler.
+        var completion: TaskDriver.Completion = .delegate
+        /// A streamed upload's `httpBodyStream`, used once when the delegate
+        /// does not implement `needNewBodyStream`.
+        var initialBodyStream: StreamBox?
+    }
+
+    public static let defaultPriority: Float = 0.5
+    public static let lowPriority: Float = 0.25
+    public static let highPriority: Float = 0.75
+
+    public enum State: Int, Sendable {
+        case running
+        case suspended
+        case canceling
+        case completed
+    }
+
+    init(core: SessionTask, identifier: Int, session: URLSession?, started: Bool) {
+        self.core = core
+        self.identifier = identifier
+        self.session = session
+        super.init()
+        guarded.withLock { $0.started = started }
+    }
+
+    /// Unique among the tasks of its session.
+    open var taskIdentifier: Int { identifier }
+    open var originalRequest: URLRequest? { core.originalRequest }
+    open var currentRequest: URLRequest? { core.currentRequest }
+    open var response: URLResponse? { core.response }
+    /// The error the task completed with; nil while running or on success.
+    open var error: (any Error)? { core.error }
+    open var countOfBytesReceived: Int64 { core.countOfBytesReceived }
+    open var countOfBytesSent: Int64 { core.countOfBytesSent }
+    open var countOfBytesExpectedToSend: Int64 { core.countOfBytesExpectedToSend }
+    open var countOfBytesExpectedToReceive: Int64 { core.countOfBytesExpectedToReceive }
+    open var progress: Progress { core.progress }
+
+    open var state: State {
+        if guarded.withLock({ $0.handedOver }) { return .completed }
+        switch core.state {
+        case .running: return .running
+        case .suspended: return .suspended
+        case .canceling: return .canceling
+        case .completed: return .completed
+        }
+    }
+
+    open var priority: Float {
+        get { core.priority }
+        set { core.priority = newValue }
+    }
+
+    open var taskDescription: String? {
+        get { core.taskDescription }
+        set { core.taskDescription = newValue }
+    }
+
+    /// This task's own delegate: asked before the session's for each call it
+    /// implements.
+    open var delegate: (any URLSessionTaskDelegate)? {
+        get { guarded.withLock { $0.delegate } }
+        set { guarded.withLock { $0.delegate = newValue } }
+    }
+
+    /// Accepted; there is no scheduler for deferred starts: resume when you
+    /// want the task to start.
+    open var earliestBeginDate: Date? {
+        get { guarded.withLock { $0.earliestBeginDate } }
+        set { guarded.withLock { $0.earliestBeginDate = newValue } }
+    }
+
+    /// Accepted, informational only.
+    open var countOfBytesClientExpectsToSend: Int64 {
+        get { guarded.withLock { $0.countOfBytesClientExpectsToSend } }
+        set { guarded.withLock { $0.countOfBytesClientExpectsToSend = newValue } }
+    }
+
+    open var countOfBytesClientExpectsToReceive: Int64 {
+        get { guarded.withLock { $0.countOfBytesClientExpectsToReceive } }
+        set { guarded.withLock { $0.countOfBytesClientExpectsToReceive = newValue } }
+    }
+
+    /// Starts the task, or continues a suspended one.
+    open func resume() {
+        core.resume()
+        startDriverOnce()
+    }
+
+    /// Pauses the transfer until `resume()`.
+    open func suspend() { core.suspend() }
+
+    /// Ends the task with `URLError(.cancelled)`, also while its delegate has
+    /// not answered a question yet.
+    open func cancel() {
+        markCancelRequested()
+        core.cancel()
+        abandonPendingAnswer()
+        // A task cancelled before it ever ran still reports its completion.
+        startDriverOnce()
+    }
+
+    private func startDriverOnce() {
+        let first = guarded.withLock { guarded -> Bool in
+            defer { guarded.started = true }
+            return !guarded.started
+        }
+        if first { session?.startDriver(for: self) }
+    }
+
+    /// For the session's factories (inherited by every task class).
+    convenience init(core: SessionTask, identifier: Int, session: URLSession) {
+        self.init(core: core, identifier: identifier, session: session, started: false)
+    }
+
+    // MARK: - Driver support
+
+    /// The driver registers how to stop waiting for this task's delegate.
+    func setPendingAnswer(_ abandon: (@Sendable () -> Void)?) {
+        // A cancel() that ran before registration found nothing to abandon.
+        let cancelled = guarded.withLock { guarded -> Bool in
+            guarded.pendingAnswer = abandon
+            return guarded.cancelRequested
+        }
+        if cancelled { abandon?() }
+    }
+
+    func markCancelRequested() {
+        guarded.withLock { $0.cancelRequested = true }
+    }
+
+    func abandonPendingAnswer() {
+        let abandon = guarded.withLock { guarded -> (@Sendable () -> Void)? in
+            defer { guarded.pendingAnswer = nil }
+            return guarded.pendingAnswer
+        }
+        abandon?()
+    }
+
+    /// A data task that became a download task is over.
+    func markHandedOver() {
+        guarded.withLock { $0.handedOver = true }
+    }
+
+    func setInitialBodyStream(_ stream: InputStream?) {
+        let box = stream.map(StreamBox.init)
+        guarded.withLock { $0.initialBodyStream = box }
+    }
+
+    func takeInitialBodyStream() -> StreamBox? {
+        guarded.withLock { guarded in
+            defer { guarded.initialBodyStream = nil }
+            return guarded.initialBodyStream
+        }
+    }
+
+    var completion: TaskDriver.Completion {
+        get { guarded.withLock { $0.completion } }
+        set { guarded.withLock { $0.completion = newValue } }
+    }
+}
+
+/// A task whose body arrives in memory, as Apple's `URLSessionDataTask`.
+// @unchecked: adds no state to URLSessionTask.
+open class URLSessionDataTask: URLSessionTask, @unchecked Sendable {}
+
+/// A data task that sends a body, as Apple's `URLSessionUploadTask`.
+// @unchecked: adds no state to URLSessionTask.
+open class URLSessionUploadTask: URLSessionDataTask, @unchecked Sendable {}
+
+/// A task whose body goes to a file, as Apple's `URLSessionDownloadTask`.
+// @unchecked: adds no state to URLSessionTask.
+open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {
+    /// Stops the download and hands back resume data for
+    /// `downloadTask(withResumeData:)`, or nil when it cannot be resumed (no
+    /// ETag or Last-Modified from the server, nothing received, already
+    /// ended). The task then completes with `URLError(.cancelled)`.
+    open func cancel(byProducingResumeData completionHandler: @escaping @Sendable (Data?) -> Void) {
+        let core = core
+        markCancelRequested()
+        Task {
+            let data = await core.cancelByProducingResumeData()
+            self.abandonPendingAnswer()
+            completionHandler(data)
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import LoopbackServer
+import Synchronization
+import Testing
+import TestSupport
+import URLSessionCompat
+
+/// Tasks made with a completion handler get their result there, and the
+/// delegate hears only redirects and challenges.
+@Suite struct CompletionHandlerTests {
+    @Test func dataTask_deliversBodyToTheHandlerAndNotToTheDelegate() async throws {
+        try await withServer { server in
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate)
+            let result = Outcome<Data>()
+            let task = session.dataTask(with: server.url("/redirect/1")) { data, response, error in
+                result.set(data, response, error)
+            }
+            task.resume()
+            let (data, response, error) = await result.value()
+            #expect(error == nil)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(String(decoding: data ?? Data(), as: UTF8.self) == "done")
+            let calls = delegate.calls(task)
+            #expect(calls.contains("redirect 302"))
+            #expect(!calls.contains("data") && !calls.contains("response") && !calls.contains("complete"))
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func dataTask_failure_givesNilDataAndTheError() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let result = Outcome<Data>()
+            session.dataTask(with: server.url("/drop/100000")) { result.set($0, $1, $2) }.resume()
+            let (data, _, error) = await result.value()
+            #expect(data == nil)
+            #expect((error as? URLError)?.code == .networkConnectionLost)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func bodyOverTheLimit_failsWithDataLengthExceedsMaximum() async throws {
+        try await withServer { server in
+            let session = makeSession(nil) { $0.maximumCollectedBodySize = 10_000 }
+            let result = Outcome<Data>()
+            session.dataTask(with: server.url("/bytes/100000")) { result.set($0, $1, $2) }.resume()
+            let (_, _, error) = await result.value()
+            #expect((error as? URLError)?.code == .dataLengthExceedsMaximum)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func uploadTask_handlerGetsTheResponseBody() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let result = Outcome<Data>()
+            let body = LoopbackServer.patternBody(count: 30_000)
+            session.uploadTask(with: URLRequest(url: server.url("/echo-body")), from: body) {
+                result.set($0, $1, $2)
+            }.resume()
+            let (data, _, error) = await result.value()
+            #expect(error == nil)
+            #expect(data == body)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func downloadTask_fileExistsInTheHandlerAndIsDeletedAfter() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let contents = Outcome<Data>()
+            let location = Outcome<URL>()
+            session.downloadTask(with: server.url("/bytes/70000")) { url, response, error in
+                contents.set(url.flatMap { try? Data(contentsOf: $0) }, response, error)
+                location.set(url, response, error)
+            }.resume()
+            let (data, _, error) = await contents.value()
+            #expect(error == nil)
+            #expect(data == LoopbackServer.patternBody(count: 70_000))
+            let url = try #require(await location.value().0)
+            // The handler returned before `value()` could: the file is gone by
+            // the time the session deletes it, which is right after. Poll a
+            // little (bounded by the test's limit).
+            while FileManager.default.fileExists(atPath: url.path) { try await Task.sleep(for: .milliseconds(5)) }
+            session.invalidateAndCancel()
+        }
+    }
+}
+
+/// The three arguments of a completion handler, awaited once.
+final class Outcome<Value: Sendable>: Sendable {
+    private let signal = Signal()
+    private let stored = Mutex<(Value?, URLResponse?, (any Error)?)?>(nil)
+
+    func set(_ value: Value?, _ response: URLResponse?, _ error: (any Error)?) {
+        stored.withLock { $0 = (value, response, error) }
+        signal.fire()
+    }
+
+    func value() async -> (Value?, URLResponse?, (any Error)?) {
+        await signal.wait()
+        return stored.withLock { $0 } ?? (nil, nil, nil)
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import LoopbackServer
+import Testing
+import TestSupport
+import URLSessionCompat
+
+/// The session's own API: configuration copies, task lists, the async calls.
+@Suite struct SessionAPITests {
+    @Test func classicNames_shadowFoundationNetworking() {
+        // This file imports only URLSessionCompat (and test helpers): the
+        // names resolve to this library's classes.
+        #expect(String(reflecting: URLSession.self) == "URLSessionCompat.URLSession")
+        #expect(String(reflecting: URLSessionConfiguration.self) == "URLSessionCompat.URLSessionConfiguration")
+        #expect(String(reflecting: URLSessionDataTask.self) == "URLSessionCompat.URLSessionDataTask")
+    }
+
+    @Test func configurationCopy_isIndependent() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 5
+        let copy = configuration.copy() as? URLSessionConfiguration
+        copy?.timeoutIntervalForRequest = 9
+        #expect(configuration.timeoutIntervalForRequest == 5)
+        #expect(copy?.timeoutIntervalForRequest == 9)
+        #expect(URLSessionConfiguration.default !== URLSessionConfiguration.default)
+    }
+
+    @Test func sessionConfiguration_isACopyTakenAtCreation() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 2
+        let session = URLSession(configuration: configuration)
+        configuration.httpMaximumConnectionsPerHost = 9
+        #expect(session.configuration.httpMaximumConnectionsPerHost == 2)
+        #expect(session.configuration !== session.configuration)
+        session.invalidateAndCancel()
+    }
+
+    @Test func additionalHeaders_areSent() async throws {
+        try await withServer { server in
+            let session = makeSession(nil) { $0.httpAdditionalHeaders = ["X-Legacy": "yes", "X-Number": 7] }
+            let (data, _) = try await session.data(from: server.url("/echo"))
+            let text = String(decoding: data, as: UTF8.self).lowercased()
+            #expect(text.contains("x-legacy") && text.contains("yes"))
+            #expect(text.contains("x-number"))
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func getAllTasks_listsLiveTasksOnly() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let live = session.dataTask(with: server.url("/bytes/1"))
+            let done = Outcome<Data>()
+            session.dataTask(with: server.url("/bytes/1")) { done.set($0, $1, $2) }.resume()
+            _ = await done.value()
+            // The completed task leaves the list once its handler has run.
+            var listed: [Int] = []
+            for _ in 0..<200 {
+                listed = await withCheckedContinuation { continuation in
+                    session.getAllTasks { continuation.resume(returning: $0.map(\.taskIdentifier)) }
+                }
+                if listed.count == 1 { break }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(listed == [live.taskIdentifier])
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func asyncData_perTaskDelegateHearsRedirects() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let delegate = RecordingDelegate(redirect: { _, _ in nil })
+            let (_, response) = try await session.data(from: server.url("/redirect/1"), delegate: delegate)
+            #expect((response as? HTTPURLResponse)?.statusCode == 302)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func asyncDownload_returnsAFileTheCallerOwns() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let (url, _) = try await session.download(from: server.url("/bytes/12345"))
+            defer { try? FileManager.default.removeItem(at: url) }
+            #expect(try Data(contentsOf: url) == LoopbackServer.patternBody(count: 12345))
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func asyncBytes_streamTheBody() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let (bytes, response) = try await session.bytes(from: server.url("/bytes/5000"))
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            var count = 0
+            for try await _ in bytes { count += 1 }
+            #expect(count == 5000)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func cancellingTheCallingTask_cancelsAsyncData() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let call = Task { try await session.data(from: server.url("/stall/1000")) }
+            try await Task.sleep(for: .milliseconds(50))
+            call.cancel()
+            await #expect(throws: URLError.self) { try await call.value }
+            session.invalidateAndCancel()
+        }
+    }
+}
