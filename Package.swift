@@ -70,6 +70,17 @@ let package = Package(
             ]
         ),
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer"]),
-        .testTarget(name: "URLSessionCompatTests", dependencies: ["URLSessionCompat", "LoopbackServer", "TestSupport"]),
+        // Every code block of MIGRATION.md, compiled (and run by the tests):
+        // before (FoundationNetworking), after (URLSessionCompat), async core.
+        .target(name: "MigrationGuideBefore", path: "Tests/MigrationGuide/Before"),
+        .target(name: "MigrationGuideAfter", dependencies: ["URLSessionCompat"], path: "Tests/MigrationGuide/After"),
+        .target(name: "MigrationGuideAsync", dependencies: ["AsyncURLSession"], path: "Tests/MigrationGuide/Async"),
+        .testTarget(
+            name: "URLSessionCompatTests",
+            dependencies: [
+                "URLSessionCompat", "LoopbackServer", "TestSupport",
+                "MigrationGuideBefore", "MigrationGuideAfter", "MigrationGuideAsync",
+            ]
+        ),
     ]
 )
