@@ -45,6 +45,20 @@ import URLSessionCompat
         }
     }
 
+    @Test func multipartReplace_eachPartStartsWithAResponse() async throws {
+        try await withServer { server in
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate)
+            let task = session.dataTask(with: server.url("/multipart-replace?parts=3&size=1000&interval=20"))
+            task.resume()
+            await delegate.completed.wait()
+            #expect(folded(delegate.calls(task)) == [
+                "response", "data", "response", "data", "response", "data", "metrics", "complete",
+            ])
+            session.invalidateAndCancel()
+        }
+    }
+
     @Test func callsForOneTask_neverOverlap_onAConcurrentQueue() async throws {
         try await withServer { server in
             let delegate = RecordingDelegate()
