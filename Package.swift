@@ -69,7 +69,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer"]),
+        .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),
         // Every code block of MIGRATION.md, compiled (and run by the tests):
         // before (FoundationNetworking), after (URLSessionCompat), async core.
         .target(name: "MigrationGuideBefore", path: "Tests/MigrationGuide/Before"),

@@ -3,54 +3,15 @@ import FoundationNetworking
 import LoopbackServer
 import Synchronization
 import Testing
+import TestSupport
 
-/// The body did not finish in time.
-struct TimedOut: Error, CustomStringConvertible {
-    let seconds: Int
-    var description: String { "timed out after \(seconds) s" }
-}
-
-/// Runs `body`, failing with `TimedOut` if it takes longer than `seconds`. Not a task
-/// group: a group waits for its children, so a body stuck on a continuation would hold
-/// the test past its limit; here the first of body and timer answers.
+/// Runs `body`, failing if it takes longer than `seconds` (TestSupport's
+/// `withTimeLimit`, under the name these tests were written with).
 func withDeadline<T: Sendable>(
     seconds: Int = 30,
     _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
-    let answer = FirstAnswer<T>()
-    return try await withCheckedThrowingContinuation { continuation in
-        answer.set(continuation)
-        let timer = Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            if !Task.isCancelled { answer.take()?.resume(throwing: TimedOut(seconds: seconds)) }
-        }
-        Task {
-            let result: Result<T, any Error>
-            do {
-                result = .success(try await body())
-            } catch {
-                result = .failure(error)
-            }
-            timer.cancel()
-            answer.take()?.resume(with: result)
-        }
-    }
-}
-
-/// The continuation that the first finisher (body or timer) resumes.
-private final class FirstAnswer<T: Sendable>: Sendable {
-    private let pending = Mutex<CheckedContinuation<T, any Error>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<T, any Error>) {
-        pending.withLock { $0 = continuation }
-    }
-
-    func take() -> CheckedContinuation<T, any Error>? {
-        pending.withLock { pending in
-            defer { pending = nil }
-            return pending
-        }
-    }
+    try await withTimeLimit(Double(seconds), body)
 }
 
 /// FoundationNetworking's URLSession as the HTTP client, cancellable from the calling task.

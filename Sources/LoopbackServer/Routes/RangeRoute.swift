@@ -1,10 +1,11 @@
 import NIOCore
 import NIOHTTP1
 
-/// GET /range/N?etag=E&dropAfter=K: N pattern bytes with validators, honouring Range and
-/// If-Range. With dropAfter, a request for the whole body gets K bytes and then the
-/// connection closes (a download cut short); range requests are served in full, so the
-/// download can be resumed.
+/// GET /range/N?etag=E&dropAfter=K&stallAfter=K: N pattern bytes with validators, honouring
+/// Range and If-Range. With dropAfter, a request for the whole body gets K bytes and then the
+/// connection closes (a download cut short); with stallAfter, K bytes and then silence with
+/// the connection open (a download that is still running when the client cancels it). Range
+/// requests are served in full, so the download can be resumed.
 enum RangeRoute {
     /// Fixed, so If-Range with a date can be tested too.
     static let lastModified = "Wed, 01 Jan 2025 00:00:00 GMT"
@@ -28,6 +29,9 @@ enum RangeRoute {
             let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
             if let dropAfter = request.target.value("dropAfter").flatMap(Int.init), dropAfter < total {
                 return .pattern(head, PatternStream(count: max(0, dropAfter), ending: .close))
+            }
+            if let stallAfter = request.target.value("stallAfter").flatMap(Int.init), stallAfter < total {
+                return .pattern(head, PatternStream(count: max(0, stallAfter), ending: .stall))
             }
             return .pattern(head, PatternStream(count: total))
         }

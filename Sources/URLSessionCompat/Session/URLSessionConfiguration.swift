@@ -66,12 +66,11 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         URLSessionConfiguration(storage: storage.withLock { $0 })
     }
 
-    private func get<Value>(_ read: (Storage) -> Value) -> Value {
-        storage.withLock { read($0) }
-    }
-
-    private func set(_ write: (inout Storage) -> Void) {
-        storage.withLock { write(&$0) }
+    /// One stored property, read or written under the lock.
+    private subscript<Value>(_ path: WritableKeyPath<Storage, Value>) -> Value {
+        // The whole (Sendable) storage leaves the lock, not a generic value.
+        get { storage.withLock { $0 }[keyPath: path] }
+        set { storage.withLock { $0[keyPath: path] = newValue } }
     }
 
     /// The core configuration this one stands for (the async core's value type).
@@ -83,7 +82,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
                 return core
             }
         }
-        set { set { $0.core = newValue } }
+        set { self[\.core] = newValue }
     }
 
     /// NSString and NSNumber values, as Apple accepts them, become strings.
@@ -98,73 +97,73 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     // MARK: - Acted on by the core
 
     open var identifier: String? {
-        get { get { $0.identifier } }
-        set { set { $0.identifier = newValue } }
+        get { self[\.identifier] }
+        set { self[\.identifier] = newValue }
     }
 
     /// Headers added to every request that does not set them itself. Checked
     /// like any header: CR, LF or NUL fail the task before anything is sent.
     open var httpAdditionalHeaders: [AnyHashable: Any]? {
-        get { get { $0.httpAdditionalHeaders } }
-        set { set { $0.httpAdditionalHeaders = newValue } }
+        get { self[\.httpAdditionalHeaders] }
+        set { self[\.httpAdditionalHeaders] = newValue }
     }
 
     /// Idle seconds between bytes before `URLError(.timedOut)`.
     open var timeoutIntervalForRequest: TimeInterval {
-        get { get { $0.core.timeoutIntervalForRequest } }
-        set { set { $0.core.timeoutIntervalForRequest = newValue } }
+        get { self[\.core.timeoutIntervalForRequest] }
+        set { self[\.core.timeoutIntervalForRequest] = newValue }
     }
 
     /// Seconds a whole transfer may take.
     open var timeoutIntervalForResource: TimeInterval {
-        get { get { $0.core.timeoutIntervalForResource } }
-        set { set { $0.core.timeoutIntervalForResource = newValue } }
+        get { self[\.core.timeoutIntervalForResource] }
+        set { self[\.core.timeoutIntervalForResource] = newValue }
     }
 
     open var httpMaximumConnectionsPerHost: Int {
-        get { get { $0.core.httpMaximumConnectionsPerHost } }
-        set { set { $0.core.httpMaximumConnectionsPerHost = newValue } }
+        get { self[\.core.httpMaximumConnectionsPerHost] }
+        set { self[\.core.httpMaximumConnectionsPerHost] = newValue }
     }
 
     /// Consulted when a challenge is left to default handling: its default
     /// credential for the protection space is used. `.shared` for `default`.
     open var urlCredentialStorage: URLCredentialStorage? {
-        get { get { $0.urlCredentialStorage } }
-        set { set { $0.urlCredentialStorage = newValue } }
+        get { self[\.urlCredentialStorage] }
+        set { self[\.urlCredentialStorage] = newValue }
     }
 
     // MARK: - Extensions of this library (not in Apple's API)
 
     /// Redirects followed before `URLError(.httpTooManyRedirects)` (16).
     public var httpMaximumRedirects: Int {
-        get { get { $0.core.httpMaximumRedirects } }
-        set { set { $0.core.httpMaximumRedirects = newValue } }
+        get { self[\.core.httpMaximumRedirects] }
+        set { self[\.core.httpMaximumRedirects] = newValue }
     }
 
     /// Whether an https to http redirect is followed when the delegate does
     /// not decide (off).
     public var followsInsecureRedirects: Bool {
-        get { get { $0.core.followsInsecureRedirects } }
-        set { set { $0.core.followsInsecureRedirects = newValue } }
+        get { self[\.core.followsInsecureRedirects] }
+        set { self[\.core.followsInsecureRedirects] = newValue }
     }
 
     /// PEM certificates trusted instead of the system's bundle (private CAs,
     /// test servers). There are no server-trust challenges: use this.
     public var tlsTrustRootsPEM: Data? {
-        get { get { $0.core.tlsTrustRootsPEM } }
-        set { set { $0.core.tlsTrustRootsPEM = newValue } }
+        get { self[\.core.tlsTrustRootsPEM] }
+        set { self[\.core.tlsTrustRootsPEM] = newValue }
     }
 
     /// Where download tasks write their files.
     public var downloadDirectory: URL? {
-        get { get { $0.core.downloadDirectory } }
-        set { set { $0.core.downloadDirectory = newValue } }
+        get { self[\.core.downloadDirectory] }
+        set { self[\.core.downloadDirectory] = newValue }
     }
 
     /// The largest body a completion handler or `data(for:)` gets in memory.
     public var maximumCollectedBodySize: Int {
-        get { get { $0.core.maximumCollectedBodySize } }
-        set { set { $0.core.maximumCollectedBodySize = newValue } }
+        get { self[\.core.maximumCollectedBodySize] }
+        set { self[\.core.maximumCollectedBodySize] = newValue }
     }
 
     // MARK: - Accepted, no effect here (see MIGRATION.md)
@@ -172,73 +171,73 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     /// No response cache exists yet: every request goes to the network, as
     /// with `.reloadIgnoringLocalCacheData`.
     open var requestCachePolicy: URLRequest.CachePolicy {
-        get { get { $0.requestCachePolicy } }
-        set { set { $0.requestCachePolicy = newValue } }
+        get { self[\.requestCachePolicy] }
+        set { self[\.requestCachePolicy] = newValue }
     }
 
     /// Not consulted: no response cache exists yet.
     open var urlCache: URLCache? {
-        get { get { $0.urlCache } }
-        set { set { $0.urlCache = newValue } }
+        get { self[\.urlCache] }
+        set { self[\.urlCache] = newValue }
     }
 
     /// Not consulted: no cookie jar exists yet; Cookie headers you set are sent.
     open var httpCookieStorage: HTTPCookieStorage? {
-        get { get { $0.httpCookieStorage } }
-        set { set { $0.httpCookieStorage = newValue } }
+        get { self[\.httpCookieStorage] }
+        set { self[\.httpCookieStorage] = newValue }
     }
 
     open var httpShouldSetCookies: Bool {
-        get { get { $0.httpShouldSetCookies } }
-        set { set { $0.httpShouldSetCookies = newValue } }
+        get { self[\.httpShouldSetCookies] }
+        set { self[\.httpShouldSetCookies] = newValue }
     }
 
     open var httpCookieAcceptPolicy: HTTPCookie.AcceptPolicy {
-        get { get { $0.httpCookieAcceptPolicy } }
-        set { set { $0.httpCookieAcceptPolicy = newValue } }
+        get { self[\.httpCookieAcceptPolicy] }
+        set { self[\.httpCookieAcceptPolicy] = newValue }
     }
 
     /// libcurl multiplexes over HTTP/2 instead; HTTP/1.1 pipelining is off.
     open var httpShouldUsePipelining: Bool {
-        get { get { $0.httpShouldUsePipelining } }
-        set { set { $0.httpShouldUsePipelining = newValue } }
+        get { self[\.httpShouldUsePipelining] }
+        set { self[\.httpShouldUsePipelining] = newValue }
     }
 
     /// Not consulted: proxies are off (libcurl's environment proxies too).
     open var connectionProxyDictionary: [AnyHashable: Any]? {
-        get { get { $0.connectionProxyDictionary } }
-        set { set { $0.connectionProxyDictionary = newValue } }
+        get { self[\.connectionProxyDictionary] }
+        set { self[\.connectionProxyDictionary] = newValue }
     }
 
     /// Linux has no such network classes.
     open var networkServiceType: URLRequest.NetworkServiceType {
-        get { get { $0.networkServiceType } }
-        set { set { $0.networkServiceType = newValue } }
+        get { self[\.networkServiceType] }
+        set { self[\.networkServiceType] = newValue }
     }
 
     open var allowsCellularAccess: Bool {
-        get { get { $0.allowsCellularAccess } }
-        set { set { $0.allowsCellularAccess = newValue } }
+        get { self[\.allowsCellularAccess] }
+        set { self[\.allowsCellularAccess] = newValue }
     }
 
     open var allowsExpensiveNetworkAccess: Bool {
-        get { get { $0.allowsExpensiveNetworkAccess } }
-        set { set { $0.allowsExpensiveNetworkAccess = newValue } }
+        get { self[\.allowsExpensiveNetworkAccess] }
+        set { self[\.allowsExpensiveNetworkAccess] = newValue }
     }
 
     open var allowsConstrainedNetworkAccess: Bool {
-        get { get { $0.allowsConstrainedNetworkAccess } }
-        set { set { $0.allowsConstrainedNetworkAccess = newValue } }
+        get { self[\.allowsConstrainedNetworkAccess] }
+        set { self[\.allowsConstrainedNetworkAccess] = newValue }
     }
 
     /// Tasks fail at once with `cannotConnectToHost` when there is no route.
     open var waitsForConnectivity: Bool {
-        get { get { $0.waitsForConnectivity } }
-        set { set { $0.waitsForConnectivity = newValue } }
+        get { self[\.waitsForConnectivity] }
+        set { self[\.waitsForConnectivity] = newValue }
     }
 
     open var isDiscretionary: Bool {
-        get { get { $0.isDiscretionary } }
-        set { set { $0.isDiscretionary = newValue } }
+        get { self[\.isDiscretionary] }
+        set { self[\.isDiscretionary] = newValue }
     }
 }
