@@ -8,14 +8,18 @@ enum ResponseConversion {
     /// Builds Foundation's response from the engine's head. Repeated fields are
     /// joined with ", " as HTTPURLResponse does (RFC 9110 §5.3).
     static func httpResponse(_ head: ResponseHead, url: URL) -> HTTPURLResponse? {
+        // A response has a dozen fields or so: comparing each name with the
+        // earlier ones byte by byte is cheaper than lowercasing and hashing
+        // every name into a second dictionary.
+        let headers = head.headers
         var fields: [String: String] = [:]
-        var canonicalNames: [String: String] = [:]
-        for field in head.headers {
-            let key = field.name.lowercased()
-            if let name = canonicalNames[key] {
+        fields.reserveCapacity(headers.count)
+        for index in headers.indices {
+            let field = headers[index]
+            if let first = headers[..<index].firstIndex(where: { $0.name.equalsIgnoringASCIICase(field.name) }) {
+                let name = headers[first].name
                 fields[name] = fields[name, default: ""] + ", " + field.value
             } else {
-                canonicalNames[key] = field.name
                 fields[field.name] = field.value
             }
         }

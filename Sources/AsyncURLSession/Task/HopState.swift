@@ -40,13 +40,18 @@ struct HopState {
     }
 
     enum HeadVerdict {
-        case deliver(HTTPURLResponse)
+        case deliver(ResponseSource)
         case hold
     }
 
-    mutating func receivedHead(_ response: HTTPURLResponse) -> HeadVerdict {
+    mutating func receivedHead(_ source: ResponseSource) -> HeadVerdict {
         held = nil
-        let status = response.statusCode
+        let status = source.statusCode
+        // Only these statuses can be held back: any other one is delivered
+        // without building Foundation's response here.
+        guard status == 401 || status == 407 || RedirectPolicy.followedStatusCodes.contains(status),
+            let response = source.response
+        else { return .deliver(source) }
         if status == 401 || status == 407 {
             if credential != nil {
                 held = Held(response: response, kind: .provisionalAuthFailure)
@@ -56,13 +61,13 @@ struct HopState {
                 held = Held(response: response, kind: .challenge)
                 return .hold
             }
-            return .deliver(response)
+            return .deliver(source)
         }
         if case .redirect(let proposed, let isDowngrade) = RedirectPolicy.evaluate(response: response, request: request) {
             held = Held(response: response, kind: .redirect(proposed: proposed, isDowngrade: isDowngrade))
             return .hold
         }
-        return .deliver(response)
+        return .deliver(source)
     }
 
     enum BodyVerdict {

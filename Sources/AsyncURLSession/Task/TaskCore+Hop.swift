@@ -19,16 +19,16 @@ extension TaskCore {
     // MARK: - Engine callbacks (engine thread)
 
     func hopDidReceiveHead(_ head: ResponseHead, id: TransferID) {
-        // Foundation's HTTPURLResponse is costly to build: not under the lock.
-        guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }),
-            let response = ResponseConversion.httpResponse(head, url: url)
-        else { return }
+        // Foundation's HTTPURLResponse is costly to build: never under the
+        // lock, and only where it is needed (see ResponseSource).
+        guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }) else { return }
+        let source = ResponseSource(head: head, url: url)
         let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
             guard guarded.transferID == id else { return nil }
-            return guarded.hop.receivedHead(response)
+            return guarded.hop.receivedHead(source)
         }
-        if case .deliver(let response) = verdict, !startMultipart(response, id: id) {
-            deliverFinalResponse(response, heldBody: nil)
+        if case .deliver(let source) = verdict, !startMultipart(source, id: id) {
+            deliverFinalResponse(source, heldBody: nil)
         }
     }
 
@@ -85,9 +85,11 @@ extension TaskCore {
             guard guarded.transferID == id else { return nil }
             guarded.transferID = nil
             guarded.pipeline.hopEnded()
-            guarded.transactions.append(ResponseConversion.transactionMetrics(
-                outcome.metrics, request: guarded.hop.request,
-                response: guarded.hop.held?.response ?? guarded.pipeline.response))
+            // Turned into TransactionMetrics only if someone can read them
+            // (building them needs Foundation's response).
+            guarded.transactions.append(PendingTransaction(
+                metrics: outcome.metrics, request: guarded.hop.request,
+                response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource))
             let end: HopEnd = outcome.error.map { .failure($0) } ?? .success
             if guarded.responseHandlersRunning {
                 // The response is not published yet: end after it.
@@ -122,6 +124,10 @@ extension TaskCore {
     /// Offers the final response (with a decision) to handlers and consumer;
     /// body bytes wait while handlers decide.
     func deliverFinalResponse(_ response: HTTPURLResponse, heldBody: Data?) {
+        deliverFinalResponse(ResponseSource(response), heldBody: heldBody)
+    }
+
+    func deliverFinalResponse(_ source: ResponseSource, heldBody: Data?) {
         let decision = ResponseDecision()
         decision.core.onSettle { [weak self] answer in
             switch answer {
@@ -131,7 +137,7 @@ extension TaskCore {
             }
         }
         guard hasHandlers else {
-            publishResponse(response, decision: decision, heldBody: heldBody, afterHandlers: false)
+            publishResponse(source, decision: decision, heldBody: heldBody, afterHandlers: false)
             return
         }
         guarded.withLock { guarded in
@@ -139,15 +145,22 @@ extension TaskCore {
             guarded.responseHandlersRunning = true
         }
         askHandlers(decision.core) { handler, task in
+            guard let response = source.response else { return }
             await handler.task(task, didReceive: response, decision: decision)
         } then: { [self] in
-            publishResponse(response, decision: decision, heldBody: heldBody, afterHandlers: true)
+            publishResponse(source, decision: decision, heldBody: heldBody, afterHandlers: true)
         }
     }
 
     private func publishResponse(
-        _ response: HTTPURLResponse, decision: ResponseDecision, heldBody: Data?, afterHandlers: Bool
+        _ source: ResponseSource, decision: ResponseDecision, heldBody: Data?, afterHandlers: Bool
     ) {
+        // An events consumer or a download needs Foundation's response now:
+        // build it before taking the lock. `data(for:)` builds it at the end,
+        // on its own thread.
+        if guarded.withLock({ $0.pipeline.consumer == .events || $0.download != nil }) {
+            _ = source.response
+        }
         struct Published {
             var wake: Wake?
             var bodyError: URLError?
@@ -157,10 +170,12 @@ extension TaskCore {
         }
         let published = guarded.withLock { guarded -> Published in
             var result = Published()
-            if let resumed = downloadResponseArrived(response, in: &guarded) {
+            if guarded.download != nil, let response = source.response,
+                let resumed = downloadResponseArrived(response, in: &guarded)
+            {
                 result.wake = Self.wake(for: guarded.pipeline.offer(resumed), in: &guarded)
             }
-            let delivery = guarded.pipeline.receivedResponse(response, decision: decision)
+            let delivery = guarded.pipeline.receivedResponse(source, decision: decision)
             if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
             if let heldBody {
                 let (delivery, error) = guarded.pipeline.receivedHeldBody(heldBody)

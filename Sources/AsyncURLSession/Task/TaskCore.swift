@@ -33,7 +33,7 @@ final class TaskCore: Sendable {
         /// The engine transfer of the current hop; nil between hops.
         var transferID: TransferID?
         var redirectCount = 0
-        var transactions: [TransactionMetrics] = []
+        var transactions: [PendingTransaction] = []
         /// Failed attempts per protection space (URLAuthenticationChallenge's previousFailureCount).
         var failureCounts: [String: Int] = [:]
         /// Authentication methods the consumer rejected during this task.
@@ -107,7 +107,8 @@ final class TaskCore: Sendable {
 
     var state: TaskState { guarded.withLock { $0.pipeline.state } }
     var kind: TaskKind { guarded.withLock { $0.kind } }
-    var response: HTTPURLResponse? { guarded.withLock { $0.pipeline.response } }
+    /// Built (once) outside the lock: see ResponseSource.
+    var response: HTTPURLResponse? { guarded.withLock { $0.pipeline.responseSource }?.response }
     var error: URLError? { guarded.withLock { $0.pipeline.error } }
     var metrics: TaskMetrics? { guarded.withLock { $0.pipeline.metrics } }
     var currentRequest: URLRequest { guarded.withLock { $0.hop.request } }
@@ -282,13 +283,14 @@ final class TaskCore: Sendable {
         } onCancel: {
             self.cancel()
         }
-        return try guarded.withLock { guarded in
-            guard let response = guarded.pipeline.response else {
-                throw URLError.make(
-                    .badServerResponse, url: failingURLString, reason: "The transfer ended without a response.")
-            }
-            return (guarded.pipeline.collectedBody, response)
+        let (body, source) = guarded.withLock { ($0.pipeline.collectedBody, $0.pipeline.responseSource) }
+        // Foundation's response is built here, on the consumer's thread, not
+        // on the engine thread (see ResponseSource).
+        guard let response = source?.response else {
+            throw URLError.make(
+                .badServerResponse, url: failingURLString, reason: "The transfer ended without a response.")
         }
+        return (body, response)
     }
 
     // MARK: - Ending
@@ -306,14 +308,39 @@ final class TaskCore: Sendable {
     /// file is finished first: `downloaded`, or kept with resume data).
     func completeWithTransactions(error: URLError?) {
         finishDownload(error: error) { [self] error in
-            let metrics = guarded.withLock { guarded in
-                TaskMetrics(
-                    taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
-                    redirectCount: guarded.redirectCount,
-                    transactionMetrics: guarded.transactions)
+            let (transactions, redirectCount, observable) = guarded.withLock { guarded in
+                (guarded.transactions, guarded.redirectCount, guarded.pipeline.consumer == .events)
             }
+            // data(for:) and friends without handlers never show the task to
+            // anyone, so nobody can read its metrics: skip building them.
+            guard observable || hasHandlers else {
+                complete(error: error, metrics: nil)
+                return
+            }
+            let metrics = TaskMetrics(
+                taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
+                redirectCount: redirectCount,
+                transactionMetrics: transactions.map(\.transactionMetrics))
             complete(error: error, metrics: metrics)
         }
+    }
+}
+
+/// One hop's metrics as the engine reported them, turned into
+/// `TransactionMetrics` only when someone can read them.
+struct PendingTransaction: Sendable {
+    let metrics: TransferMetrics
+    let request: URLRequest
+    let response: ResponseSource?
+
+    init(metrics: TransferMetrics, request: URLRequest, response: ResponseSource?) {
+        self.metrics = metrics
+        self.request = request
+        self.response = response
+    }
+
+    var transactionMetrics: TransactionMetrics {
+        ResponseConversion.transactionMetrics(metrics, request: request, response: response?.response)
     }
 }
 

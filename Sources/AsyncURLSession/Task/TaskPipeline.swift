@@ -48,7 +48,9 @@ struct TaskPipeline {
     /// Closed while handlers decide on the response: body bytes wait.
     private var bodyGateClosed = false
 
-    private(set) var response: HTTPURLResponse?
+    /// The final response; its Foundation object is built on first use
+    /// (see `ResponseSource`).
+    private(set) var responseSource: ResponseSource?
     private(set) var metrics: TaskMetrics?
     private(set) var bytesReceived: Int64 = 0
     private(set) var bytesSent: Int64 = 0
@@ -78,8 +80,12 @@ struct TaskPipeline {
     var expectedTotalOverride: Int64?
 
     var bytesExpectedToReceive: Int64 {
-        expectedTotalOverride ?? response?.expectedContentLength ?? -1
+        expectedTotalOverride ?? responseSource?.expectedContentLength ?? -1
     }
+
+    /// Builds the Foundation response if nobody has yet: keep it off the
+    /// engine thread's hot path (`responseSource` gives cheap fields).
+    var response: HTTPURLResponse? { responseSource?.response }
 
     // MARK: - Control transitions
 
@@ -169,9 +175,17 @@ struct TaskPipeline {
     }
 
     mutating func receivedResponse(_ response: HTTPURLResponse, decision: ResponseDecision) -> DeliveryAction {
+        receivedResponse(ResponseSource(response), decision: decision)
+    }
+
+    /// A collecting consumer gets the response at the end, so its Foundation
+    /// object is not built here; an events consumer gets it now (the caller
+    /// builds it before taking the lock).
+    mutating func receivedResponse(_ source: ResponseSource, decision: ResponseDecision) -> DeliveryAction {
         guard lifecycle != .canceling, lifecycle != .finished else { return .none }
-        self.response = response
+        responseSource = source
         if case .collect = consumer { return .none }
+        guard let response = source.response else { return .none }
         return enqueue(.response(response, decision))
     }
 
@@ -249,7 +263,7 @@ struct TaskPipeline {
                     "The response body exceeds maximumCollectedBodySize (\(limit) bytes); "
                     + "use task.events or bytes(for:) to stream it."]))
         }
-        if collectedBody.isEmpty, let expected = response?.expectedContentLength, expected > 0,
+        if collectedBody.isEmpty, let expected = responseSource?.expectedContentLength, expected > 0,
             expected <= Int64(limit)
         {
             collectedBody.reserveCapacity(Int(expected))

@@ -40,6 +40,7 @@ final class EngineLoop {
                     ccurl_epoll_wait(epollFD, datas.baseAddress, events.baseAddress, Int32(capacity), timeout)
                 }
             }
+            EngineClock.turnStart = ccurl_monotonic_nanoseconds()
             if count > 0 {
                 for index in 0..<Int(count) {
                     handleReadiness(tag: datas[index], events: events[index])

@@ -44,7 +44,7 @@ struct ResponseHeadParser {
             return endOfBlock()
         }
         if line.starts(with: "HTTP/".utf8) {
-            beginBlock(statusLine: Self.text(line))
+            beginBlock(statusLine: line)
             return nil
         }
         guard statusCode != nil else { return nil }  // trailer or stray line
@@ -52,26 +52,32 @@ struct ResponseHeadParser {
             let previous = headers.indices.last
         {
             // Obsolete line folding: libcurl does not unfold, so we do.
-            let continuation = Self.text(line).trimmingWhitespace()
+            let continuation = Self.text(Self.trimmed(line))
             headers[previous].value += " " + continuation
             return nil
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-        let name = Self.text(UnsafeRawBufferPointer(rebasing: line[0..<colon]))
-        let value = Self.text(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])).trimmingWhitespace()
-        headers.append((name: name, value: value))
-        if name.equalsIgnoringASCIICase("Content-Length") {
-            contentLength = Int64(value)
-        } else if name.equalsIgnoringASCIICase("Content-Encoding") {
+        let nameBytes = UnsafeRawBufferPointer(rebasing: line[0..<colon])
+        let valueBytes = Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]))
+        headers.append((name: Self.text(nameBytes), value: Self.text(valueBytes)))
+        // Compared as bytes: no String work for the fields we look at.
+        if Self.equalsIgnoringASCIICase(nameBytes, "content-length") {
+            contentLength = Self.decimal(valueBytes)
+        } else if Self.equalsIgnoringASCIICase(nameBytes, "content-encoding") {
             hasContentEncoding = true
         }
         return nil
     }
 
-    private mutating func beginBlock(statusLine: String) {
-        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
-        httpVersion = parts.first.map(String.init) ?? "HTTP/1.1"
-        statusCode = parts.count > 1 ? Int(parts[1]) : nil
+    /// "HTTP/1.1 200 OK" → version "HTTP/1.1", status 200 (nil when unreadable).
+    private mutating func beginBlock(statusLine: UnsafeRawBufferPointer) {
+        let space = statusLine.firstIndex(of: UInt8(ascii: " ")) ?? statusLine.count
+        httpVersion = Self.text(UnsafeRawBufferPointer(rebasing: statusLine[0..<space]))
+        var index = space
+        while index < statusLine.count, statusLine[index] == UInt8(ascii: " ") { index += 1 }
+        var codeEnd = index
+        while codeEnd < statusLine.count, statusLine[codeEnd] != UInt8(ascii: " ") { codeEnd += 1 }
+        statusCode = Self.decimal(UnsafeRawBufferPointer(rebasing: statusLine[index..<codeEnd])).map { Int($0) }
         headers.removeAll(keepingCapacity: true)
         contentLength = nil
         hasContentEncoding = false
@@ -86,19 +92,55 @@ struct ResponseHeadParser {
             hasContentEncoding: hasContentEncoding)
     }
 
-    /// Header bytes are usually ASCII; anything that is not valid UTF-8 is
-    /// read as ISO-8859-1, as RFC 9110 §5.5 allows for field values.
-    private static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+    /// Header bytes are usually ASCII: those are copied straight into a
+    /// String (String(validating:) over raw bytes took a slow generic path
+    /// and was the parser's main cost). Valid UTF-8 stays UTF-8; anything
+    /// else is read as ISO-8859-1, as RFC 9110 §5.5 allows for field values.
+    static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        if !bytes.contains(where: { $0 >= 0x80 }) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
         if let utf8 = String(validating: bytes, as: UTF8.self) { return utf8 }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
     }
-}
 
-extension String {
-    func trimmingWhitespace() -> String {
-        var view = Substring(self)
-        while let first = view.first, first == " " || first == "\t" { view.removeFirst() }
-        while let last = view.last, last == " " || last == "\t" { view.removeLast() }
-        return String(view)
+    /// Without leading and trailing spaces and tabs.
+    static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        var start = 0
+        var end = bytes.count
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    /// A non-negative decimal that fits in Int64, as Int64(String) reads it
+    /// (an optional leading "+"), else nil.
+    static func decimal(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        var digits = bytes
+        if let first = digits.first, first == UInt8(ascii: "+") {
+            digits = UnsafeRawBufferPointer(rebasing: digits[1...])
+        }
+        guard !digits.isEmpty else { return nil }
+        var value: Int64 = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            if overflow1 || overflow2 { return nil }
+            value = sum
+        }
+        return value
+    }
+
+    /// `lowercaseName` must be lowercase ASCII.
+    static func equalsIgnoringASCIICase(_ bytes: UnsafeRawBufferPointer, _ lowercaseName: StaticString) -> Bool {
+        guard bytes.count == lowercaseName.utf8CodeUnitCount else { return false }
+        let name = lowercaseName.utf8Start
+        for index in 0..<bytes.count {
+            var byte = bytes[index]
+            if byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { byte |= 0x20 }
+            if byte != name[index] { return false }
+        }
+        return true
     }
 }

@@ -239,7 +239,7 @@ final class Transfer {
     // MARK: Callback bodies (engine thread, inside libcurl)
 
     fileprivate func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
-        lastActivity = ccurl_monotonic_nanoseconds()
+        lastActivity = EngineClock.turnStart
         if discarding { return bytes.count }
         guard let head = headParser.consume(bytes) else {
             if headParser.byteCount > Self.maximumHeaderBytes {
@@ -256,7 +256,7 @@ final class Transfer {
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        lastActivity = ccurl_monotonic_nanoseconds()
+        lastActivity = EngineClock.turnStart
         if discarding { return bytes.count }
         if suspended {
             everPaused = true
@@ -277,7 +277,7 @@ final class Transfer {
     }
 
     fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        lastActivity = ccurl_monotonic_nanoseconds()
+        lastActivity = EngineClock.turnStart
         if suspended {
             everPaused = true
             return ccurl_readfunc_pause

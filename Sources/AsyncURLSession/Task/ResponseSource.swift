@@ -1,0 +1,72 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// A final response head whose Foundation `HTTPURLResponse` is built on first
+/// use, once, and then shared (every reader sees the same object).
+///
+/// Why: corelibs' `HTTPURLResponse.init` canonicalises every field name
+/// through NSString (`capitalized`, `caseInsensitiveCompare`) and parses
+/// Content-Type; it measured about 28 µs per response, the costliest step of
+/// a small request, and it ran on the engine thread, which serves every
+/// transfer. The pipeline itself only needs the status code, the expected
+/// length and, for a few statuses, a header or two, all cheap to read from
+/// the head. So `data(for:)` builds the object on the consumer's thread, and
+/// the engine thread only builds it for an events consumer or a status that
+/// needs a decision (3xx, 401, 407).
+final class ResponseSource: Sendable {
+    let statusCode: Int
+    /// As `HTTPURLResponse.expectedContentLength`: Content-Length, or -1.
+    let expectedContentLength: Int64
+    private let head: ResponseHead?
+    private let url: URL
+    private let built: Mutex<HTTPURLResponse?>
+
+    init(head: ResponseHead, url: URL) {
+        self.head = head
+        self.url = url
+        statusCode = head.statusCode
+        // HTTPURLResponse joins repeated fields with ", ", which no longer
+        // reads as a number: a repeated Content-Length is unknown there too.
+        let lengthFields = head.headers.lazy.filter { $0.name.equalsIgnoringASCIICase("Content-Length") }.count
+        expectedContentLength = lengthFields == 1 ? head.contentLength ?? -1 : -1
+        built = Mutex(nil)
+    }
+
+    /// Wraps a response built already (a held 3xx/401/407 that became the result).
+    init(_ response: HTTPURLResponse) {
+        head = nil
+        url = response.url ?? URL(fileURLWithPath: "/")
+        statusCode = response.statusCode
+        expectedContentLength = response.expectedContentLength
+        built = Mutex(response)
+    }
+
+    /// Foundation's response; built here on first use. Never call it under
+    /// the task's lock on the engine thread: building is the slow part.
+    var response: HTTPURLResponse? {
+        if let existing = built.withLock({ $0 }) { return existing }
+        guard let head, let made = ResponseConversion.httpResponse(head, url: url) else { return nil }
+        // Two threads may build at once; the first stored wins so that every
+        // reader gets the same object.
+        return built.withLock { stored in
+            if let stored { return stored }
+            stored = made
+            return made
+        }
+    }
+
+    /// A field's value as `HTTPURLResponse.value(forHTTPHeaderField:)` gives
+    /// it (repeated fields joined with ", "), without building the response.
+    func value(forHTTPHeaderField name: String) -> String? {
+        guard let head else { return built.withLock { $0?.value(forHTTPHeaderField: name) } }
+        var result: String?
+        for field in head.headers where field.name.equalsIgnoringASCIICase(name) {
+            result = result.map { $0 + ", " + field.value } ?? field.value
+        }
+        return result
+    }
+}
