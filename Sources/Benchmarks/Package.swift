@@ -9,7 +9,7 @@
 // here plus one line in Harness/ClientTable.swift.
 //
 // Environment knob read by this manifest:
-//   BENCH_ASYNCURLSESSION=0  leave out the two clients built on the main package
+//   BENCH_ASYNCURLSESSION=0  leave out the clients built on the main package
 //                            (for when the library does not compile); =1 forces them in.
 import PackageDescription
 
@@ -21,6 +21,7 @@ let ahc = Target.Dependency.product(name: "AsyncHTTPClient", package: "async-htt
 let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
 let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
 let ours = Target.Dependency.product(name: "AsyncURLSession", package: "AsyncURLSession")
+let oursClassic = Target.Dependency.product(name: "URLSessionCompat", package: "AsyncURLSession")
 /// Session and request setup shared by the clients built on the main package.
 let sessionSetup = Target.Dependency.target(name: "BenchSessionSetup")
 
@@ -38,6 +39,7 @@ let swiftClients: [SwiftClient] = [
     SwiftClient(name: "bench-ahc", path: "Clients/AHC", dependencies: [ahc, nioCore, nioSSL], needsMainPackage: false),
     SwiftClient(name: "bench-asyncurlsession-events", path: "Clients/AsyncURLSessionEvents", dependencies: [ours, sessionSetup], needsMainPackage: true),
     SwiftClient(name: "bench-asyncurlsession-data", path: "Clients/AsyncURLSessionData", dependencies: [ours, sessionSetup], needsMainPackage: true),
+    SwiftClient(name: "bench-urlsessioncompat", path: "Clients/URLSessionCompat", dependencies: [oursClassic], needsMainPackage: true),
 ].filter { includeAsyncURLSession || !$0.needsMainPackage }
 
 var dependencies: [Package.Dependency] = [

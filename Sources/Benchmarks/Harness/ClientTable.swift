@@ -29,5 +29,6 @@ enum ClientTable {
         ClientSpec("ahc", "bench-ahc"),
         ClientSpec("asyncurlsession-events", "bench-asyncurlsession-events", missingHint: ours),
         ClientSpec("asyncurlsession-data", "bench-asyncurlsession-data", missingHint: ours),
+        ClientSpec("urlsessioncompat", "bench-urlsessioncompat", missingHint: ours),
     ]
 }

@@ -155,9 +155,9 @@ struct TaskDriver: Sendable {
     // MARK: - End
 
     private func deliverMetrics(_ metrics: TaskMetrics, on current: URLSessionTask) async {
-        let classic = URLSessionTaskMetrics(metrics)
+        // Built in the call: with no delegate (completion handlers) nobody pays for it.
         await notify(URLSessionTaskDelegate.self, on: current) { delegate in
-            delegate.urlSession(session, task: current, didFinishCollecting: classic)
+            delegate.urlSession(session, task: current, didFinishCollecting: URLSessionTaskMetrics(metrics))
         }
     }
 

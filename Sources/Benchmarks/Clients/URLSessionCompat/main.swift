@@ -1,0 +1,67 @@
+// bench-urlsessioncompat: our classic-API adapter, written as legacy code is.
+//
+// - Collected bodies: `dataTask(with:completionHandler:)`, the call most
+//   legacy code makes.
+// - `--stream` / `--consume-rate`: a data task whose per-task delegate counts
+//   and discards each chunk in `didReceive data`, pacing there for W6. Unlike
+//   FoundationNetworking, a slow delegate here slows the transfer.
+// - HTTPS with a private CA: `URLSessionConfiguration.tlsTrustRootsPEM`.
+import BenchClientSupport
+import URLSessionCompat
+
+let clientName = "urlsessioncompat"
+let arguments = ClientArguments.parseOrExit()
+ProcessLimits.raiseFileDescriptorLimit()
+let streaming = arguments.stream || arguments.consumeBytesPerSecond > 0
+let api = streaming ? "URLSessionDataDelegate.didReceive(data:)" : "dataTask(with:completionHandler:)"
+ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
+
+let configuration = URLSessionConfiguration.ephemeral
+configuration.httpMaximumConnectionsPerHost = arguments.concurrency
+configuration.timeoutIntervalForRequest = 60
+if let caPath = arguments.caCertificatePath {
+    do {
+        configuration.tlsTrustRootsPEM = try Data(contentsOf: URL(fileURLWithPath: caPath))
+    } catch {
+        FileHandle.standardError.write(Data("cannot read \(caPath): \(error)\n".utf8))
+        exit(66)
+    }
+}
+let session = URLSession(configuration: configuration)
+
+var template = URLRequest(url: arguments.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 60)
+if arguments.isPost {
+    template.httpMethod = "POST"
+    template.httpBody = Data(count: arguments.postBytes)
+}
+let request = template
+let expectedStatus = arguments.expectedStatus
+let pacer = SharedPacer(bytesPerSecond: arguments.consumeBytesPerSecond)
+
+/// One request, through whichever API this run uses.
+@Sendable func perform() async -> RequestOutcome {
+    await withCheckedContinuation { (continuation: CheckedContinuation<RequestOutcome, Never>) in
+        if streaming {
+            let task = session.dataTask(with: request)
+            task.delegate = ChunkCounter(expectedStatus: expectedStatus, pacer: pacer) { continuation.resume(returning: $0) }
+            task.resume()
+        } else {
+            session.dataTask(with: request) { data, response, error in
+                if let error { return continuation.resume(returning: .failure(error)) }
+                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                guard status == expectedStatus else { return continuation.resume(returning: .unexpectedStatus(status)) }
+                continuation.resume(returning: RequestOutcome(bytesReceived: data?.count ?? 0, bytesSent: request.httpBody?.count ?? 0))
+            }.resume()
+        }
+    }
+}
+
+var result = ClientResult(client: clientName, workload: arguments.workload, api: api)
+result.rssBeforeKiB = ProcessLimits.residentSetKiB()
+result = await BoundedConcurrency.run(
+    count: arguments.count, concurrency: arguments.concurrency, filling: result
+) { _ in
+    await perform()
+}
+result.print()
+exit(result.exitStatus)
