@@ -24,6 +24,15 @@ import URLSessionCompat
         #expect(URLSessionConfiguration.default !== URLSessionConfiguration.default)
     }
 
+    @Test func copyingATask_givesTheSameTask() {
+        let session = URLSession(configuration: .ephemeral)
+        let task = session.dataTask(with: URL(fileURLWithPath: "/"))
+        let copy = task.copy() as? URLSessionDataTask
+        let same = copy === task
+        #expect(same)
+        session.invalidateAndCancel()
+    }
+
     @Test func sessionConfiguration_isACopyTakenAtCreation() {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = 2

@@ -8,7 +8,7 @@ import Synchronization
 /// One request for one resource, as Apple's `URLSessionTask`. It starts
 /// suspended; `resume()` starts it. Its state and counters are the core
 /// task's; its delegate calls come from the session's driver.
-open class URLSessionTask: NSObject, @unchecked Sendable {
+open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Sendable {
     // @unchecked: `core` and the identifiers are immutable and Sendable; the
     // rest is in `guarded`, behind a lock.
     let core: SessionTask
@@ -56,6 +56,10 @@ open class URLSessionTask: NSObject, @unchecked Sendable {
         super.init()
         guarded.withLock { $0.started = started }
     }
+
+    /// A task is one object: copying gives the same task, as Apple's.
+    open override func copy() -> Any { self }
+    open func copy(with zone: NSZone? = nil) -> Any { self }
 
     /// Unique among the tasks of its session.
     open var taskIdentifier: Int { identifier }
