@@ -53,6 +53,7 @@ let package = Package(
             name: "fetch",
             dependencies: [
                 "AsyncURLSession",
+                "URLSessionCompat",
                 "LoopbackServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

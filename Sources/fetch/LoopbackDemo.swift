@@ -23,6 +23,8 @@ struct LoopbackDemo {
         try await largeDownload(session, plain)
         try await http2(secure)
         await errors(plain)
+        heading("7. Legacy delegate code, unchanged, on `import URLSessionCompat`")
+        await LegacyDemo.run(plain.url("/redirect/1"))
         session.finishTasksAndInvalidate()
         try await plain.shutdown()
         try await secure.shutdown()
