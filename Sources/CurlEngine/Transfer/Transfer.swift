@@ -110,7 +110,13 @@ final class Transfer {
         // One recv of up to 64 KiB is handed over as several 16 KiB writes in a
         // row, so a waiting consumer is woken once per burst instead of once
         // per 16 KiB. Only touched pages cost memory: a slow drip stays small.
-        check(handle.set(CURLOPT_BUFFERSIZE, Self.receiveBufferSize))
+        // A recycled handle may still hold the receive buffer an earlier
+        // transfer allocated (7.88.1 keeps it after an h2 transfer), and then
+        // libcurl refuses any new size with 43 (setopt.c: `if(data->state.buffer)`).
+        // That is no failure: the handle reads at the default 16 KiB into the
+        // buffer it has, which is at least that large.
+        let sized = handle.set(CURLOPT_BUFFERSIZE, Self.receiveBufferSize)
+        if sized != CURLE_BAD_FUNCTION_ARGUMENT { check(sized) }
         // Removing a transfer that is still resolving must not block the engine
         // thread on the resolver thread (LIBCURL-NOTES §1).
         check(handle.set(CURLOPT_QUICK_EXIT, 1))
