@@ -1,3 +1,4 @@
+internal import CurlEngine
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -10,7 +11,13 @@ extension TaskCore {
         case event(CheckedContinuation<TaskEvent?, any Error>, Result<TaskEvent?, URLError>)
         case collect(CheckedContinuation<Void, any Error>, Result<Void, URLError>)
 
+        /// Resumes the consumer: now, or at the end of the engine's turn when
+        /// called on the engine thread (see `EngineTurn`).
         func run() {
+            EngineTurn.atEnd { resumeNow() }
+        }
+
+        private func resumeNow() {
             switch self {
             case .event(let continuation, let result): continuation.resume(with: result)
             case .collect(let continuation, let result): continuation.resume(with: result)

@@ -16,6 +16,8 @@ final class EngineLoop {
     private var sessionsByTag: [UInt32: MultiSession] = [:]
     private var nextTag: UInt32 = 1
     private var commandBatch: [EngineCommand] = []
+    /// Transfers that ended this turn, told at the turn's end (see `flushCompletions`).
+    private var completedBatch: [(any TransferDelegate, TransferOutcome)] = []
     /// Idle-timeout sweep: cheap enough at 4 Hz for 10,000 transfers.
     private static let sweepInterval: UInt64 = 250_000_000
     private var nextSweep: UInt64 = 0
@@ -30,16 +32,20 @@ final class EngineLoop {
     }
 
     func run() -> Never {
+        EngineTurn.markEngineThread()
         let capacity = 256
         var datas = [UInt64](repeating: 0, count: capacity)
         var events = [UInt32](repeating: 0, count: capacity)
         while true {
-            let timeout = millisecondsUntilNextDeadline()
+            var timeout = millisecondsUntilNextDeadline()
+            // Commands that came in since the last drain, or held work: do not block.
+            if timeout != 0 && (EngineTurn.hasWork || !commands.prepareToSleep()) { timeout = 0 }
             let count = datas.withUnsafeMutableBufferPointer { datas in
                 events.withUnsafeMutableBufferPointer { events in
                     ccurl_epoll_wait(epollFD, datas.baseAddress, events.baseAddress, Int32(capacity), timeout)
                 }
             }
+            if timeout != 0 { commands.awoke() }
             EngineClock.turnStart = ccurl_monotonic_nanoseconds()
             if count > 0 {
                 for index in 0..<Int(count) {
@@ -49,6 +55,25 @@ final class EngineLoop {
             runCommands()
             runDueTimers()
             sweepIdleTransfers()
+            flushCompletions()
+            EngineTurn.flush()
+        }
+    }
+
+    /// Tells the delegates of the transfers that ended this turn, all at once.
+    ///
+    /// Why batched: a delegate resumes a parked consumer, which wakes a worker
+    /// thread. Told one by one while the turn still reads other sockets, a
+    /// worker finished each wake-up before the next came and went back to
+    /// sleep, a futex wake and wait per request; told together, one wake-up
+    /// serves the whole batch. The delay is one turn, and nothing of the
+    /// transfer is used after its outcome was taken.
+    private func flushCompletions() {
+        guard !completedBatch.isEmpty else { return }
+        let batch = completedBatch
+        completedBatch.removeAll(keepingCapacity: true)
+        for (delegate, outcome) in batch {
+            delegate.transferDidComplete(outcome)
         }
     }
 
@@ -266,6 +291,6 @@ final class EngineLoop {
         if !transfer.everPaused && !transfer.discarding {
             session.recycle(transfer.easy)
         }
-        transfer.delegate.transferDidComplete(outcome)
+        completedBatch.append((transfer.delegate, outcome))
     }
 }
