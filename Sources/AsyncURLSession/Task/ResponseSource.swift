@@ -16,7 +16,8 @@ import Synchronization
 /// length and, for a few statuses, a header or two, all cheap to read from
 /// the head. So `data(for:)` builds the object on the consumer's thread, and
 /// the engine thread only builds it for an events consumer or a status that
-/// needs a decision (3xx, 401, 407).
+/// needs a decision (3xx, 401, 407). A head identical to a recent one gets
+/// that one's object instead of a new build (see `ResponseInterning`).
 final class ResponseSource: Sendable {
     let statusCode: Int
     /// As `HTTPURLResponse.expectedContentLength`: Content-Length, or -1.
@@ -24,10 +25,12 @@ final class ResponseSource: Sendable {
     private let head: ResponseHead?
     private let url: URL
     private let built: Mutex<HTTPURLResponse?>
+    private let interning: ResponseInterning
 
-    init(head: ResponseHead, url: URL) {
+    init(head: ResponseHead, url: URL, interning: ResponseInterning = .shared) {
         self.head = head
         self.url = url
+        self.interning = interning
         statusCode = head.statusCode
         // HTTPURLResponse joins repeated fields with ", ", which no longer
         // reads as a number: a repeated Content-Length is unknown there too.
@@ -43,13 +46,14 @@ final class ResponseSource: Sendable {
         statusCode = response.statusCode
         expectedContentLength = response.expectedContentLength
         built = Mutex(response)
+        interning = .shared
     }
 
     /// Foundation's response; built here on first use. Never call it under
     /// the task's lock on the engine thread: building is the slow part.
     var response: HTTPURLResponse? {
         if let existing = built.withLock({ $0 }) { return existing }
-        guard let head, let made = ResponseConversion.httpResponse(head, url: url) else { return nil }
+        guard let head, let made = interning.response(for: head, url: url) else { return nil }
         // Two threads may build at once; the first stored wins so that every
         // reader gets the same object.
         return built.withLock { stored in

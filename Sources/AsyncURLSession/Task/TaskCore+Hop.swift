@@ -128,18 +128,12 @@ extension TaskCore {
     }
 
     func deliverFinalResponse(_ source: ResponseSource, heldBody: Data?) {
-        let decision = ResponseDecision()
-        decision.core.onSettle { [weak self] answer in
-            switch answer {
-            case .allow: break
-            case .cancel: self?.cancelAfterResponse()
-            case .becomeDownload: self?.becomeDownload()
-            }
-        }
         guard hasHandlers else {
-            publishResponse(source, decision: decision, heldBody: heldBody, afterHandlers: false)
+            // Made in publishResponse, and only for an events consumer.
+            publishResponse(source, decision: nil, heldBody: heldBody, afterHandlers: false)
             return
         }
+        let decision = makeResponseDecision()
         guarded.withLock { guarded in
             guarded.pipeline.closeBodyGate()
             guarded.responseHandlersRunning = true
@@ -152,15 +146,33 @@ extension TaskCore {
         }
     }
 
+    private func makeResponseDecision() -> ResponseDecision {
+        let decision = ResponseDecision()
+        decision.core.onSettle { [weak self] answer in
+            switch answer {
+            case .allow: break
+            case .cancel: self?.cancelAfterResponse()
+            case .becomeDownload: self?.becomeDownload()
+            }
+        }
+        return decision
+    }
+
+    /// - Parameter decision: the one handlers answered; nil when there were
+    ///   none, and then one is made only for an events consumer. A collecting
+    ///   consumer answers nothing (its decision took `.allow` at once), so
+    ///   `data(for:)` skips three allocations and a closure per request.
     private func publishResponse(
-        _ source: ResponseSource, decision: ResponseDecision, heldBody: Data?, afterHandlers: Bool
+        _ source: ResponseSource, decision handed: ResponseDecision?, heldBody: Data?, afterHandlers: Bool
     ) {
         // An events consumer or a download needs Foundation's response now:
         // build it before taking the lock. `data(for:)` builds it at the end,
         // on its own thread.
-        if guarded.withLock({ $0.pipeline.consumer == .events || $0.download != nil }) {
+        let (events, download) = guarded.withLock { ($0.pipeline.consumer == .events, $0.download != nil) }
+        if events || download {
             _ = source.response
         }
+        let decision = handed ?? (events ? makeResponseDecision() : nil)
         struct Published {
             var wake: Wake?
             var bodyError: URLError?
@@ -196,7 +208,7 @@ extension TaskCore {
             return result
         }
         // With no events consumer there is nobody left to answer.
-        if published.collecting { decision.core.settleWithDefault() }
+        if published.collecting { decision?.core.settleWithDefault() }
         published.wake?.run()
         if let id = published.resumeReceiving { engine.resumeReceiving(id, in: context.engineID) }
         if let error = published.bodyError {

@@ -181,12 +181,14 @@ struct TaskPipeline {
     /// A collecting consumer gets the response at the end, so its Foundation
     /// object is not built here; an events consumer gets it now (the caller
     /// builds it before taking the lock).
-    mutating func receivedResponse(_ source: ResponseSource, decision: ResponseDecision) -> DeliveryAction {
+    /// `decision` may be nil for a collecting consumer, which answers none.
+    mutating func receivedResponse(_ source: ResponseSource, decision: ResponseDecision?) -> DeliveryAction {
         guard lifecycle != .canceling, lifecycle != .finished else { return .none }
         responseSource = source
         if case .collect = consumer { return .none }
         guard let response = source.response else { return .none }
-        return enqueue(.response(response, decision))
+        // An events consumer always gets one; a fresh one takes `.allow`.
+        return enqueue(.response(response, decision ?? ResponseDecision()))
     }
 
     /// A redirect or challenge event for an events consumer.

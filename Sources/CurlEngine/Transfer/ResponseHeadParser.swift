@@ -79,6 +79,8 @@ struct ResponseHeadParser {
         while codeEnd < statusLine.count, statusLine[codeEnd] != UInt8(ascii: " ") { codeEnd += 1 }
         statusCode = Self.decimal(UnsafeRawBufferPointer(rebasing: statusLine[index..<codeEnd])).map { Int($0) }
         headers.removeAll(keepingCapacity: true)
+        // One allocation for a typical head instead of one per doubling.
+        if headers.capacity == 0 { headers.reserveCapacity(16) }
         contentLength = nil
         hasContentEncoding = false
     }

@@ -1,0 +1,99 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// Hands out one Foundation `HTTPURLResponse` for byte-identical response
+/// heads from the same URL, instead of building a new one each time.
+///
+/// Why: corelibs' `HTTPURLResponse.init` canonicalises every field name through
+/// NSString (`caseInsensitiveCompare`, `capitalized`) and parses Content-Type,
+/// 15-25 µs per response, the costliest step of a small request. Its reading
+/// accessors (`allHeaderFields`, `value(forHTTPHeaderField:)`) are `public`,
+/// not `open`, so a subclass cannot compute them lazily; the only way to skip
+/// the work is not to repeat it. Repeated identical heads are common (polling,
+/// one resource fetched many times): they differ at most in `Date`, once a
+/// second.
+///
+/// Why sharing is safe: the object is immutable (every property is read-only
+/// and corelibs' `copy()` returns `self`), and it is exactly the object
+/// corelibs would build from the same input. Only its identity is shared.
+///
+/// Bounded: a few recent heads, each small; large heads are never kept.
+final class ResponseInterning: Sendable {
+    /// The process's cache; tests make their own.
+    static let shared = ResponseInterning(capacity: 16)
+
+    private struct Entry {
+        let key: Key
+        let response: HTTPURLResponse
+    }
+
+    /// What the response is built from, compared in full. The fields most
+    /// likely to differ (values: Date, ETag, Content-Length) come first.
+    struct Key: Equatable {
+        let statusCode: Int
+        let headers: [(name: String, value: String)]
+        let httpVersion: String
+        let url: URL
+
+        init(head: ResponseHead, url: URL) {
+            statusCode = head.statusCode
+            headers = head.headers
+            httpVersion = head.httpVersion
+            self.url = url
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            guard lhs.statusCode == rhs.statusCode, lhs.headers.count == rhs.headers.count else { return false }
+            for (left, right) in zip(lhs.headers, rhs.headers) where left.value != right.value || left.name != right.name {
+                return false
+            }
+            return lhs.httpVersion == rhs.httpVersion && lhs.url == rhs.url
+        }
+
+        /// Heads above this are built every time: a slot should not pin much memory.
+        var isSmall: Bool {
+            guard headers.count <= 32 else { return false }
+            return headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } <= 4096
+        }
+    }
+
+    let capacity: Int
+
+    /// Slots replaced round-robin. A lock, not per-thread caches: lookups are
+    /// short and come from few threads (engine thread, consumer threads).
+    private let slots = Mutex<(entries: [Entry], next: Int)>(([], 0))
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// How many heads are kept now.
+    var count: Int { slots.withLock { $0.entries.count } }
+
+    /// The shared response for this head, built on the first request.
+    func response(for head: ResponseHead, url: URL) -> HTTPURLResponse? {
+        let key = Key(head: head, url: url)
+        guard key.isSmall else { return ResponseConversion.httpResponse(head, url: url) }
+        if let found = slots.withLock({ $0.entries.first { $0.key == key }?.response }) {
+            return found
+        }
+        // Built outside the lock: it is the slow part.
+        guard let made = ResponseConversion.httpResponse(head, url: url) else { return nil }
+        return slots.withLock { slots in
+            // Another thread may have stored the same head meanwhile: share its object.
+            if let raced = slots.entries.first(where: { $0.key == key }) { return raced.response }
+            let entry = Entry(key: key, response: made)
+            if slots.entries.count < capacity {
+                slots.entries.append(entry)
+            } else {
+                slots.entries[slots.next] = entry
+                slots.next = (slots.next + 1) % capacity
+            }
+            return made
+        }
+    }
+}
