@@ -11,24 +11,12 @@ public enum SessionSetup {
         var configuration = SessionConfiguration.default
         configuration.httpMaximumConnectionsPerHost = arguments.concurrency
         configuration.timeoutIntervalForRequest = 60
-        if let caPath = arguments.caCertificatePath {
-            do {
-                configuration.tlsTrustRootsPEM = try Data(contentsOf: URL(fileURLWithPath: caPath))
-            } catch {
-                FileHandle.standardError.write(Data("cannot read \(caPath): \(error)\n".utf8))
-                exit(66)
-            }
-        }
+        configuration.tlsTrustRootsPEM = arguments.caCertificatePEMOrExit()
         return Session(configuration: configuration)
     }
 
     /// The GET, or the POST with `postBytes` of body, every request of the run sends.
     public static func request(for arguments: ClientArguments) -> URLRequest {
-        var template = URLRequest(url: arguments.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 60)
-        if arguments.isPost {
-            template.httpMethod = "POST"
-            template.httpBody = Data(count: arguments.postBytes)
-        }
-        return template
+        arguments.requestTemplate(timeout: 60)
     }
 }

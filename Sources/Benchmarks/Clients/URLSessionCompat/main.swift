@@ -12,29 +12,17 @@ import URLSessionCompat
 let clientName = "urlsessioncompat"
 let arguments = ClientArguments.parseOrExit()
 ProcessLimits.raiseFileDescriptorLimit()
-let streaming = arguments.stream || arguments.consumeBytesPerSecond > 0
+let streaming = arguments.streamsBodies
 let api = streaming ? "URLSessionDataDelegate.didReceive(data:)" : "dataTask(with:completionHandler:)"
 ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
 
 let configuration = URLSessionConfiguration.ephemeral
 configuration.httpMaximumConnectionsPerHost = arguments.concurrency
 configuration.timeoutIntervalForRequest = 60
-if let caPath = arguments.caCertificatePath {
-    do {
-        configuration.tlsTrustRootsPEM = try Data(contentsOf: URL(fileURLWithPath: caPath))
-    } catch {
-        FileHandle.standardError.write(Data("cannot read \(caPath): \(error)\n".utf8))
-        exit(66)
-    }
-}
+configuration.tlsTrustRootsPEM = arguments.caCertificatePEMOrExit()
 let session = URLSession(configuration: configuration)
 
-var template = URLRequest(url: arguments.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 60)
-if arguments.isPost {
-    template.httpMethod = "POST"
-    template.httpBody = Data(count: arguments.postBytes)
-}
-let request = template
+let request = arguments.requestTemplate(timeout: 60)
 let expectedStatus = arguments.expectedStatus
 let pacer = SharedPacer(bytesPerSecond: arguments.consumeBytesPerSecond)
 

@@ -1,0 +1,32 @@
+// What the Swift clients derive from their arguments the same way.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension ClientArguments {
+    /// Bodies are consumed chunk by chunk (`--stream`, or a slow consumer).
+    public var streamsBodies: Bool { stream || consumeBytesPerSecond > 0 }
+
+    /// The PEM bytes of `--cacert`, nil without it. Exits 66 (EX_NOINPUT) when
+    /// the file cannot be read.
+    public func caCertificatePEMOrExit() -> Data? {
+        guard let caPath = caCertificatePath else { return nil }
+        do {
+            return try Data(contentsOf: URL(fileURLWithPath: caPath))
+        } catch {
+            FileHandle.standardError.write(Data("cannot read \(caPath): \(error)\n".utf8))
+            exit(66)
+        }
+    }
+
+    /// The GET, or the POST with `postBytes` zero bytes, every request of the run sends.
+    public func requestTemplate(timeout: TimeInterval) -> URLRequest {
+        var template = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: timeout)
+        if isPost {
+            template.httpMethod = "POST"
+            template.httpBody = Data(count: postBytes)
+        }
+        return template
+    }
+}
