@@ -60,7 +60,7 @@ extension TaskCore {
             case .events:
                 action = guarded.pipeline.receivedBody(count: bytes.count) { Data(bytes) }
             case .collect:
-                action = guarded.pipeline.receivedBodyToCollect(count: bytes.count) { $0.append(contentsOf: bytes) }
+                action = guarded.pipeline.receivedBodyToCollect(count: bytes.count) { $0.append(bytes) }
             }
             Self.updateProgress(&guarded)
             switch action {

@@ -283,7 +283,7 @@ final class TaskCore: Sendable {
         } onCancel: {
             self.cancel()
         }
-        let (body, source) = guarded.withLock { ($0.pipeline.collectedBody, $0.pipeline.responseSource) }
+        let (body, source) = guarded.withLock { ($0.pipeline.takeCollectedBody(), $0.pipeline.responseSource) }
         // Foundation's response is built here, on the consumer's thread, not
         // on the engine thread (see ResponseSource).
         guard let response = source?.response else {

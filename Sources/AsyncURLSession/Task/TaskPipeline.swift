@@ -55,7 +55,9 @@ struct TaskPipeline {
     private(set) var bytesReceived: Int64 = 0
     private(set) var bytesSent: Int64 = 0
     private(set) var bytesExpectedToSend: Int64 = 0
-    private(set) var collectedBody = Data()
+    private var collected = CollectedBody()
+    /// A copy of what a collecting consumer got so far.
+    var collectedBody: Data { collected.bytes }
 
     init(highWatermark: Int, lowWatermark: Int) {
         self.highWatermark = max(1, highWatermark)
@@ -141,7 +143,7 @@ struct TaskPipeline {
             // Bytes not yet consumed are dropped: cancel takes effect at once
             // even while the body arrives at full speed.
             queue.removeAll()
-            collectedBody = Data()
+            collected = CollectedBody()
             return .cancelTransfer
         case .canceling, .finished:
             return .none
@@ -250,29 +252,36 @@ struct TaskPipeline {
         return .accept(enqueue(.data(makeChunk())))
     }
 
-    /// Body bytes for a collecting consumer, appended by `append`.
-    mutating func receivedBodyToCollect(count: Int, append: (inout Data) -> Void) -> BodyAction {
+    /// Body bytes for a collecting consumer, appended by `append`. (A
+    /// closure, not the buffer itself: the engine's buffer must not join the
+    /// lock's isolation region.)
+    mutating func receivedBodyToCollect(count: Int, append: (inout CollectedBody) -> Void) -> BodyAction {
         guard case .collect(let limit) = consumer else { preconditionFailure("not collecting") }
         guard lifecycle != .canceling, lifecycle != .finished else { return .abort(URLError(.cancelled)) }
         if bodyGateClosed {
             receivePaused = true
             return .pause
         }
-        if collectedBody.count + count > limit {
+        if collected.count + count > limit {
             return .abort(URLError(
                 .dataLengthExceedsMaximum,
                 userInfo: [NSLocalizedDescriptionKey:
                     "The response body exceeds maximumCollectedBodySize (\(limit) bytes); "
                     + "use task.events or bytes(for:) to stream it."]))
         }
-        if collectedBody.isEmpty, let expected = responseSource?.expectedContentLength, expected > 0,
+        if collected.isEmpty, let expected = responseSource?.expectedContentLength, expected > 0,
             expected <= Int64(limit)
         {
-            collectedBody.reserveCapacity(Int(expected))
+            collected.reserve(Int(expected))
         }
-        append(&collectedBody)
+        append(&collected)
         bytesReceived += Int64(count)
         return .accept(.none)
+    }
+
+    /// The collected body, handed over (once, at the end).
+    mutating func takeCollectedBody() -> Data {
+        collected.take()
     }
 
     /// The body of a held response that became the result (a redirect not
@@ -283,10 +292,10 @@ struct TaskPipeline {
         bytesReceived += Int64(body.count)
         switch consumer {
         case .collect(let limit):
-            if collectedBody.count + body.count > limit {
+            if collected.count + body.count > limit {
                 return (.none, URLError(.dataLengthExceedsMaximum))
             }
-            collectedBody.append(body)
+            collected.append(body)
             return (.none, nil)
         case .events:
             return (enqueue(.data(body)), nil)

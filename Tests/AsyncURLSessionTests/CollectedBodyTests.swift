@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+
+@testable import AsyncURLSession
+
+/// The collecting consumer's buffer: large announced bodies go into a pooled,
+/// prefaulted buffer handed over without a copy; everything else into Data.
+@Suite struct CollectedBodyTests {
+    private static func bytes(_ count: Int, seed: UInt8) -> Data {
+        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) &+ seed })
+    }
+
+    private static func append(_ data: Data, to body: inout CollectedBody, chunk: Int = 16_384) {
+        var offset = 0
+        while offset < data.count {
+            let end = min(offset + chunk, data.count)
+            data[offset..<end].withUnsafeBytes { body.append($0) }
+            offset = end
+        }
+    }
+
+    @Test func take_largeAnnouncedBody_returnsExactBytes() {
+        let expected = Self.bytes(300_000, seed: 7)
+        var body = CollectedBody()
+        body.reserve(expected.count)
+        Self.append(expected, to: &body)
+        #expect(body.count == expected.count)
+        #expect(body.bytes == expected)
+        let taken = body.take()
+        #expect(taken == expected)
+        #expect(body.isEmpty)
+    }
+
+    @Test func append_moreThanAnnounced_keepsEveryByte() {
+        let expected = Self.bytes(BodyBufferPool.capacity(for: 200_000) + 5_000, seed: 3)
+        var body = CollectedBody()
+        body.reserve(200_000)
+        Self.append(expected, to: &body, chunk: 7_000)
+        #expect(body.take() == expected)
+    }
+
+    @Test func smallBody_usesData() {
+        let expected = Self.bytes(1_000, seed: 1)
+        var body = CollectedBody()
+        body.reserve(expected.count)
+        Self.append(expected, to: &body, chunk: 100)
+        #expect(body.take() == expected)
+    }
+
+    @Test func droppedResult_returnsBufferToPool() {
+        // A capacity no other test uses, so parallel tests do not interfere.
+        let count = 3 * 1024 * 1024 + 17
+        let capacity = BodyBufferPool.capacity(for: count)
+        do {
+            var body = CollectedBody()
+            body.reserve(count)
+            Self.append(Self.bytes(count, seed: 9), to: &body, chunk: 65_536)
+            let taken = body.take()
+            #expect(taken.count == count)
+            #expect(taken.last == Self.bytes(count, seed: 9).last)
+        }
+        // The Data is gone: its buffer is idle in the pool and is reused.
+        guard let reused = BodyBufferPool.take(capacity: capacity) else {
+            Issue.record("no buffer")
+            return
+        }
+        BodyBufferPool.give(reused, capacity: capacity)
+        #expect(BodyBufferPool.idleBytes <= BodyBufferPool.idleLimit)
+    }
+}
