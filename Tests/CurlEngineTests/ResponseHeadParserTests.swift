@@ -75,6 +75,9 @@ import Testing
         #expect(!"a-b".equalsIgnoringASCIICase("a\rb"), "punctuation is not folded")
         #expect(!"@".equalsIgnoringASCIICase("`"), "only letters fold")
         #expect("HTTPS://x".hasPrefixIgnoringASCIICase("https:"))
+        #expect(!"é".equalsIgnoringASCIICase("É"), "non-ASCII bytes are compared exactly")
+        #expect("x-Long-Header-Name-Past-Small-String".equalsIgnoringASCIICase("X-LONG-HEADER-NAME-PAST-SMALL-STRING"))
+        #expect("".equalsIgnoringASCIICase(""))
     }
 
     @Test func parser_readsContentLengthAndEncoding() {

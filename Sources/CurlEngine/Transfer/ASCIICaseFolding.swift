@@ -6,12 +6,29 @@ extension String {
         let lhs = utf8
         let rhs = other.utf8
         guard lhs.count == rhs.count else { return false }
+        // Native strings are contiguous: compare buffers, not two UTF8View
+        // iterators (zip over the views showed up on the engine thread).
+        if let result = lhs.withContiguousStorageIfAvailable({ left in
+            rhs.withContiguousStorageIfAvailable { right in Self.equalFolded(left, right) }
+        }), let result {
+            return result
+        }
         for (a, b) in zip(lhs, rhs) where a != b {
-            guard a | 0x20 == b | 0x20, (a | 0x20) >= UInt8(ascii: "a"), (a | 0x20) <= UInt8(ascii: "z") else {
-                return false
-            }
+            guard Self.sameLetter(a, b) else { return false }
         }
         return true
+    }
+
+    private static func equalFolded(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<left.count where left[index] != right[index] {
+            guard sameLetter(left[index], right[index]) else { return false }
+        }
+        return true
+    }
+
+    /// Two different bytes that are the same ASCII letter in different cases.
+    private static func sameLetter(_ a: UInt8, _ b: UInt8) -> Bool {
+        a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z")
     }
 
     package func hasPrefixIgnoringASCIICase(_ prefix: String) -> Bool {
