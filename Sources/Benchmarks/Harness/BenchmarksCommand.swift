@@ -30,7 +30,7 @@ struct BenchmarksCommand: ParsableCommand {
     @Option(help: "Only these workloads, comma-separated: W1..W7 or W1-c1, W1-c16, W1-c64.")
     var only: String?
 
-    @Option(help: "Only these clients, comma-separated (the baseline rawcurl is always kept).")
+    @Option(help: "Only these clients, comma-separated (the baseline rawcurl is always kept); NAME=/abs/path adds an extra executable.")
     var clients: String?
 
     @Option(help: "Where to write the JSON report (default: benchmark-results.json next to the executables).")
@@ -139,11 +139,15 @@ struct BenchmarksCommand: ParsableCommand {
 
     private func selectedClients() throws -> [ClientSpec] {
         guard let clients else { return ClientTable.all }
-        let names = Set(clients.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let entries = clients.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        // NAME=/path/to/executable adds an extra client, e.g. an older build of
+        // ours, so old and new take turns against the same nginx.
+        let extras = entries.compactMap(ClientTable.extra(from:))
+        let names = Set(entries.filter { !$0.contains("=") })
         for name in names where !ClientTable.all.contains(where: { $0.name == name }) {
             throw ValidationError("unknown client \(name); known: \(ClientTable.all.map(\.name).joined(separator: ", "))")
         }
-        return ClientTable.all.filter { names.contains($0.name) || $0.name == ClientTable.baseline }
+        return ClientTable.all.filter { names.contains($0.name) || $0.name == ClientTable.baseline } + extras
     }
 
     /// The folder of this executable (/proc/self/exe), where SwiftPM puts the

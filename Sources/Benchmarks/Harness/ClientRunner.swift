@@ -50,7 +50,9 @@ struct ClientRunner {
     let server: NginxServer
     let certificates: GeneratedCertificates
 
-    func executablePath(_ client: ClientSpec) -> String { executablesDirectory + "/" + client.executable }
+    func executablePath(_ client: ClientSpec) -> String {
+        client.executable.hasPrefix("/") ? client.executable : executablesDirectory + "/" + client.executable
+    }
 
     func isBuilt(_ client: ClientSpec) -> Bool { access(executablePath(client), X_OK) == 0 }
 

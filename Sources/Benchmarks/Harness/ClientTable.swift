@@ -31,4 +31,14 @@ enum ClientTable {
         ClientSpec("asyncurlsession-data", "bench-asyncurlsession-data", missingHint: ours),
         ClientSpec("urlsessioncompat", "bench-urlsessioncompat", missingHint: ours),
     ]
+
+    /// `NAME=/absolute/path`: an extra client outside the table (an older
+    /// build to compare with); nil for a plain name.
+    static func extra(from entry: String) -> ClientSpec? {
+        guard let equals = entry.firstIndex(of: "=") else { return nil }
+        let name = String(entry[..<equals])
+        let path = String(entry[entry.index(after: equals)...])
+        guard !name.isEmpty, path.hasPrefix("/") else { return nil }
+        return ClientSpec(name, path)
+    }
 }
