@@ -27,6 +27,18 @@ public struct RequestOutcome: Sendable {
 }
 
 public enum BoundedConcurrency {
+    /// One client run: the result line for `client` and `api`, the RSS before
+    /// any request, then `arguments.count` requests, `arguments.concurrency`
+    /// at a time.
+    public static func measure(
+        client: String, api: String, arguments: ClientArguments,
+        request: @escaping @Sendable (Int) async -> RequestOutcome
+    ) async -> ClientResult {
+        var result = ClientResult(client: client, workload: arguments.workload, api: api)
+        result.rssBeforeKiB = ProcessLimits.residentSetKiB()
+        return await run(count: arguments.count, concurrency: arguments.concurrency, filling: result, request: request)
+    }
+
     /// Runs `request(i)` for i in 0..<count, `concurrency` at a time, and
     /// returns `result` with the counts and the elapsed time filled in.
     public static func run(

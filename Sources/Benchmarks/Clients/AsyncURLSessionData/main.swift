@@ -35,11 +35,7 @@ let postBytes = arguments.postBytes
     }
 }
 
-var result = ClientResult(client: clientName, workload: arguments.workload, api: api)
-result.rssBeforeKiB = ProcessLimits.residentSetKiB()
-result = await BoundedConcurrency.run(
-    count: arguments.count, concurrency: arguments.concurrency, filling: result
-) { _ in
+let result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
     await perform()
 }
 result.print()

@@ -71,11 +71,7 @@ if arguments.url.scheme == "https" {
     }
 }
 
-var result = ClientResult(client: clientName, workload: arguments.workload, api: api)
-result.rssBeforeKiB = ProcessLimits.residentSetKiB()
-result = await BoundedConcurrency.run(
-    count: arguments.count, concurrency: arguments.concurrency, filling: result
-) { _ in
+let result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
     await perform()
 }
 result.print()
