@@ -136,6 +136,18 @@ import Testing
         guard case .wait = pipeline.next() else { Issue.record("buffer should be empty"); return }
     }
 
+    /// Bug: the transfer completed on the engine thread while the cancel was
+    /// on its way; the task ended as a success with its body dropped.
+    @Test func cancel_thenTransferCompletesCleanly_endsCancelled() {
+        var pipeline = runningPipeline(high: 1000, low: 10)
+        _ = pipeline.receivedBody(count: 10) { Data(count: 10) }
+        guard case .cancelTransfer = pipeline.cancel(error: URLError(.cancelled)) else {
+            Issue.record("expected cancelTransfer"); return
+        }
+        _ = pipeline.finish(error: nil, metrics: nil)
+        #expect(pipeline.error?.code == .cancelled)
+    }
+
     @Test func cancel_beforeStart_finishesWithoutTransfer() {
         var pipeline = TaskPipeline(highWatermark: 10, lowWatermark: 1)
         guard case .finishWithoutTransfer = pipeline.cancel(error: URLError(.cancelled)) else {

@@ -35,6 +35,8 @@ struct TaskPipeline {
     private(set) var consumer: Consumer = .events
 
     private var lifecycle: Lifecycle = .created
+    /// The error `cancel(error:)` ended the task with, while the transfer stops.
+    private var cancellation: URLError?
     private var queue = EventQueue()
     /// How the task ended, once it has.
     private(set) var end: Result<Void, URLError>?
@@ -140,6 +142,7 @@ struct TaskPipeline {
                 return .finishWithoutTransfer(finish(error: error, metrics: nil))
             }
             lifecycle = .canceling
+            cancellation = error
             // Bytes not yet consumed are dropped: cancel takes effect at once
             // even while the body arrives at full speed.
             queue.removeAll()
@@ -392,6 +395,9 @@ struct TaskPipeline {
 
     mutating func finish(error: URLError?, metrics: TaskMetrics?) -> EndAction {
         guard lifecycle != .finished else { return .none }
+        // A transfer that completed while our cancel was on its way to the
+        // engine still ends cancelled: its unconsumed bytes were dropped.
+        let error = error ?? (lifecycle == .canceling ? cancellation : nil)
         lifecycle = .finished
         end = error.map { .failure($0) } ?? .success(())
         self.metrics = metrics
