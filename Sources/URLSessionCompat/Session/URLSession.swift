@@ -84,7 +84,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     /// The configuration as the driver reads it (not copied per call).
     var settings: URLSessionConfiguration { configurationCopy }
 
-    var queue: DelegateQueue { DelegateQueue(queue: delegateQueue) }
+    /// A new in-order lane on the delegate queue (one per task driver).
+    func makeDelegateLane() -> DelegateQueue { DelegateQueue(queue: delegateQueue) }
 
     // MARK: - Task registry
 
@@ -115,7 +116,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     func startDriver(for task: URLSessionTask) {
-        let driver = TaskDriver(session: self, task: task, completion: task.completion)
+        let driver = TaskDriver(session: self, task: task, completion: task.completion, queue: makeDelegateLane())
         Task { await driver.run() }
     }
 
@@ -128,7 +129,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     private func perform(_ action: TaskRegistry<URLSessionTask>.Action) async {
         guard action == .reportInvalidation else { return }
         let delegate = guarded.withLock { $0.delegate }
-        await queue.run { [self] in
+        await makeDelegateLane().run { [self] in
             delegate?.urlSession(self, didBecomeInvalidWithError: nil)
         }
         // After the call, as Apple: the session lets go of its delegate.

@@ -28,7 +28,9 @@ struct TaskDriver: Sendable {
     let task: URLSessionTask
     let completion: Completion
 
-    private var queue: DelegateQueue { session.queue }
+    /// This task's lane on the delegate queue: its calls run in order.
+    let queue: DelegateQueue
+
     private var delegateMode: Bool {
         if case .delegate = completion { return true }
         return false
@@ -113,7 +115,7 @@ struct TaskDriver: Sendable {
         switch completion {
         case .delegate:
             guard let dataTask = progress.current as? URLSessionDataTask else { return }
-            await notify(URLSessionDataDelegate.self, on: dataTask) { delegate in
+            await notify(URLSessionDataDelegate.self, on: dataTask, postingBytes: chunk.count) { delegate in
                 delegate.urlSession(session, dataTask: dataTask, didReceive: chunk)
             }
         case .data:
@@ -191,17 +193,21 @@ struct TaskDriver: Sendable {
     }
 
     /// A call that answers nothing: the first candidate that implements it.
+    /// With `postingBytes`, the call may run after this returns (body bytes:
+    /// see `DelegateQueue.post`); it still runs before any later call.
     func notify<Delegate>(
-        _ type: Delegate.Type, on task: URLSessionTask, _ call: @escaping @Sendable (Delegate) -> Void
+        _ type: Delegate.Type, on task: URLSessionTask, postingBytes: Int? = nil,
+        _ call: @escaping @Sendable (Delegate) -> Void
     ) async {
         let candidates = candidates(for: task)
         guard !candidates.isEmpty else { return }
-        await queue.run {
+        let body: @Sendable () -> Void = {
             for candidate in candidates {
                 guard let delegate = candidate as? Delegate else { continue }
                 if !DefaultImplementationMarker.ranDefault({ call(delegate) }) { return }
             }
         }
+        if let postingBytes { await queue.post(bytes: postingBytes, body) } else { await queue.run(body) }
     }
 
     /// What a question to the delegates came to.
