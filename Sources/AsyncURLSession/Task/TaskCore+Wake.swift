@@ -12,8 +12,15 @@ extension TaskCore {
         case collect(CheckedContinuation<Void, any Error>, Result<Void, URLError>)
 
         /// Resumes the consumer: now, or at the end of the engine's turn when
-        /// called on the engine thread (see `EngineTurn`).
+        /// called on the engine thread (see `EngineTurn`). Body bytes wake at
+        /// once: the consumer then works on them while the engine reads on,
+        /// which is what a large body needs (held to the turn's end, one
+        /// 256 MiB GET ran about 15% slower).
         func run() {
+            if case .event(_, .success(.some(.data))) = self {
+                resumeNow()
+                return
+            }
             EngineTurn.atEnd { resumeNow() }
         }
 
