@@ -41,12 +41,14 @@ struct TaskDriver: Sendable {
         /// The task calls are about: the data task, or the download task it became.
         var current: URLSessionTask
         var body = Data()
+        /// The configuration's `maximumCollectedBodySize`, read once (not per chunk).
+        var bodyLimit: Int
         var keptFile: URL?
         var sawMetrics = false
     }
 
     func run() async {
-        var progress = Progress(current: task)
+        var progress = Progress(current: task, bodyLimit: session.settings.maximumCollectedBodySize)
         var failure: (any Error)?
         do {
             for try await event in task.core.events {
@@ -119,7 +121,7 @@ struct TaskDriver: Sendable {
                 delegate.urlSession(session, dataTask: dataTask, didReceive: chunk)
             }
         case .data:
-            let limit = session.settings.maximumCollectedBodySize
+            let limit = progress.bodyLimit
             guard progress.body.count + chunk.count <= limit else {
                 task.core.cancel()
                 throw URLError(.dataLengthExceedsMaximum, userInfo: [
@@ -127,6 +129,11 @@ struct TaskDriver: Sendable {
                         "The body is larger than maximumCollectedBodySize (\(limit) bytes): "
                         + "use a download task or a delegate to receive it in pieces.",
                 ])
+            }
+            if progress.body.isEmpty {
+                // One allocation for a body of announced length, not one per doubling.
+                let expected = task.core.countOfBytesExpectedToReceive
+                if expected > 0, expected <= Int64(limit) { progress.body.reserveCapacity(Int(expected)) }
             }
             progress.body.append(chunk)
         case .download, .bytes:
