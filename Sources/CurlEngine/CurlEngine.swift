@@ -41,6 +41,8 @@ package final class CurlEngine: Sendable {
     package static let shared = CurlEngine()
 
     private let commands: CommandQueue
+    /// Runs Swift jobs on the engine thread (see `EngineExecutor`).
+    package let executor: EngineExecutor
     private let nextIdentifier = Atomic<UInt64>(1)
 
     private init() {
@@ -50,9 +52,14 @@ package final class CurlEngine: Sendable {
         curl_global_init(Int(CURL_GLOBAL_ALL))
         ccurl_ignore_sigpipe_if_default()
         commands = CommandQueue()
+        executor = EngineExecutor(commands: commands)
         let queue = commands
+        let executor = self.executor
         let thread = Thread {
-            let loop = EngineLoop(commands: queue)
+            // The OS-level name (corelibs' Thread.name does not set it here)
+            // shows in top -H, perf and gdb; tests use it to tell the I/O thread.
+            ccurl_name_current_thread("AsyncURLSession")
+            let loop = EngineLoop(commands: queue, executor: executor)
             loop.run()
         }
         thread.name = "AsyncURLSession.CurlEngine"

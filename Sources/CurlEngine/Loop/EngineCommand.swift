@@ -10,4 +10,6 @@ enum EngineCommand: Sendable {
     case resumeReceiving(TransferID, EngineSessionID)
     case resumeSending(TransferID, EngineSessionID)
     case cancel(TransferID, EngineSessionID, URLError)
+    /// A Swift job for `EngineExecutor`, enqueued off the engine thread.
+    case runJob(UnownedJob)
 }

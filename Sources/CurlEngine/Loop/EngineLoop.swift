@@ -23,8 +23,11 @@ final class EngineLoop {
     private var nextSweep: UInt64 = 0
     private static let commandTag: UInt64 = 0
 
-    init(commands: CommandQueue) {
+    private let executor: EngineExecutor
+
+    init(commands: CommandQueue, executor: EngineExecutor) {
         self.commands = commands
+        self.executor = executor
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epollFD >= 0, "epoll_create1 failed: errno \(errno)")
         let added = ccurl_epoll_ctl(epollFD, EPOLL_CTL_ADD, commands.eventFD, EPOLLIN.rawValue, Self.commandTag)
@@ -56,7 +59,7 @@ final class EngineLoop {
             runDueTimers()
             sweepIdleTransfers()
             flushCompletions()
-            EngineTurn.flush()
+            EngineTurn.flush(runningJobsOn: executor)
         }
     }
 
@@ -191,6 +194,8 @@ final class EngineLoop {
         case .cancel(let id, let sessionID, let error):
             guard let (session, transfer) = lookup(id, sessionID) else { return }
             abort(transfer, in: session, error: error)
+        case .runJob(let job):
+            executor.run(job)
         }
     }
 
