@@ -3,7 +3,7 @@
 //
 //   --workload W1 --url URL --count N --concurrency C
 //   [--post-bytes B] [--cacert FILE] [--stream] [--consume-rate BYTES_PER_SEC]
-//   [--timeout SECONDS]
+//   [--timeout SECONDS] [--io-executor]
 //
 // Parsed by hand: the clients stay small and start fast.
 import Foundation
@@ -22,6 +22,8 @@ public struct ClientArguments: Sendable {
     public var caCertificatePath: String?
     /// Consume bodies chunk by chunk and discard them instead of collecting them.
     public var stream = false
+    /// AsyncURLSession only: run the requests on `Session.ioExecutor`.
+    public var ioExecutor = false
     /// When > 0: read bodies no faster than this (slow consumer, W6).
     public var consumeBytesPerSecond: Double = 0
     /// The client gives up (and reports failure) after this many seconds.
@@ -54,7 +56,7 @@ public struct ClientArguments: Sendable {
         while index < arguments.count {
             let name = arguments[index]
             switch name {
-            case "--stream":
+            case "--stream", "--io-executor":
                 flags.insert(name)
                 index += 1
             case "--workload", "--url", "--count", "--concurrency", "--post-bytes", "--cacert",
@@ -78,6 +80,7 @@ public struct ClientArguments: Sendable {
         result.postBytes = try integer(values["--post-bytes"], name: "--post-bytes", default: 0, minimum: 0)
         result.caCertificatePath = values["--cacert"]
         result.stream = flags.contains("--stream")
+        result.ioExecutor = flags.contains("--io-executor")
         result.consumeBytesPerSecond = try number(values["--consume-rate"], name: "--consume-rate", default: 0)
         result.timeoutSeconds = try number(values["--timeout"], name: "--timeout", default: 300)
         return result

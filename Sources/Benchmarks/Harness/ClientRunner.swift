@@ -88,7 +88,7 @@ struct ClientRunner {
         do {
             exit = try MeasuredLaunch.run(
                 launcher: executablesDirectory + "/bench-launch", executable: executablePath(client),
-                arguments: arguments(for: workload), timeout: workload.clientTimeout + 15,
+                arguments: arguments(for: workload) + client.extraArguments, timeout: workload.clientTimeout + 15,
                 stdoutPath: stem + ".out", stderrPath: stem + ".err", rusagePath: stem + ".rusage")
         } catch {
             record.reason = String(describing: error)

@@ -9,11 +9,14 @@ struct ClientSpec: Sendable {
     let executable: String
     /// Shown when the executable is missing.
     let missingHint: String
+    /// Passed after the workload's arguments: one executable, two ways to run it.
+    let extraArguments: [String]
 
-    init(_ name: String, _ executable: String, missingHint: String = "not built") {
+    init(_ name: String, _ executable: String, missingHint: String = "not built", extraArguments: [String] = []) {
         self.name = name
         self.executable = executable
         self.missingHint = missingHint
+        self.extraArguments = extraArguments
     }
 }
 
@@ -29,6 +32,8 @@ enum ClientTable {
         ClientSpec("ahc", "bench-ahc"),
         ClientSpec("asyncurlsession-events", "bench-asyncurlsession-events", missingHint: ours),
         ClientSpec("asyncurlsession-data", "bench-asyncurlsession-data", missingHint: ours),
+        ClientSpec(
+            "asyncurlsession-io", "bench-asyncurlsession-data", missingHint: ours, extraArguments: ["--io-executor"]),
         ClientSpec("urlsessioncompat", "bench-urlsessioncompat", missingHint: ours),
     ]
 

@@ -1,4 +1,6 @@
-// bench-asyncurlsession-data: our library through `session.data(for:)`.
+// bench-asyncurlsession-data: our library through `session.data(for:)`, from
+// the default executor, or with `--io-executor` from `Session.ioExecutor`
+// (reported as asyncurlsession-io).
 //
 // Bodies are always collected (that is the call's contract), so a slow consumer
 // (W6, `--consume-rate`) cannot be expressed: reported as unsupported.
@@ -7,9 +9,9 @@ import BenchClientSupport
 import BenchSessionSetup
 import Foundation
 
-let clientName = "asyncurlsession-data"
-let api = "Session.data(for:)"
 let arguments = ClientArguments.parseOrExit()
+let clientName = arguments.ioExecutor ? "asyncurlsession-io" : "asyncurlsession-data"
+let api = arguments.ioExecutor ? "Session.data(for:) on Session.ioExecutor" : "Session.data(for:)"
 ProcessLimits.raiseFileDescriptorLimit()
 if arguments.consumeBytesPerSecond > 0 {
     ClientResult.unsupported(
@@ -35,8 +37,14 @@ let postBytes = arguments.postBytes
     }
 }
 
-let result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
-    await perform()
+func measure() async -> ClientResult {
+    await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
+        await perform()
+    }
 }
+
+// `--io-executor`: the requesting code runs on the session's I/O thread, as it
+// would inside `withTaskExecutorPreference(Session.ioExecutor)` in a service.
+let result = arguments.ioExecutor ? await withTaskExecutorPreference(Session.ioExecutor) { await measure() } : await measure()
 result.print()
 exit(result.exitStatus)
