@@ -17,7 +17,8 @@ import Testing
     ) -> ResponseHead {
         let length = fields.last { $0.0.lowercased() == "content-length" }.flatMap { Int64($0.1) }
         return ResponseHead(
-            statusCode: status, httpVersion: version, headers: fields.map { (name: $0.0, value: $0.1) },
+            statusCode: status, httpVersion: version,
+            fields: ResponseHeaderFields(fields.map { (name: $0.0, value: $0.1) }),
             contentLength: length, hasContentEncoding: false)
     }
 
@@ -26,7 +27,7 @@ import Testing
     private func corelibs(_ head: ResponseHead, url: URL) -> HTTPURLResponse {
         var fields: [String: String] = [:]
         var order: [String] = []
-        for field in head.headers {
+        for field in head.fields {
             if let first = order.first(where: { $0.lowercased() == field.name.lowercased() }) {
                 fields[first]! += ", " + field.value
             } else {
@@ -62,6 +63,14 @@ import Testing
         #expect(first !== second)
         #expect(first?.value(forHTTPHeaderField: "Date") == "Sun, 22 Nov 2026 04:56:54 GMT")
         #expect(second?.value(forHTTPHeaderField: "Date") == "Sun, 22 Nov 2026 04:56:55 GMT")
+    }
+
+    @Test func sameFieldsInAnotherOrder_getTheirOwnResponse() {
+        let interning = ResponseInterning(capacity: 4)
+        let first = interning.response(for: head(Self.nginx), url: url)
+        let reordered = interning.response(for: head(Array(Self.nginx.reversed())), url: url)
+        #expect(first !== reordered)
+        #expect(interning.count == 2)
     }
 
     @Test func sameHeadFromAnotherURLOrStatus_getsItsOwnResponse() {

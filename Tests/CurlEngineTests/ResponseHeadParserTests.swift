@@ -20,8 +20,8 @@ import Testing
         #expect(heads.count == 1)
         #expect(heads.first?.statusCode == 200)
         #expect(heads.first?.httpVersion == "HTTP/1.1")
-        #expect(heads.first?.headers.map(\.name) == ["Content-Length", "X-A"])
-        #expect(heads.first?.headers.last?.value == "spaced")
+        #expect(heads.first?.fields.map(\.name) == ["Content-Length", "X-A"])
+        #expect(heads.first?.fields.last?.value == "spaced")
     }
 
     @Test func interimResponses_areSkipped() {
@@ -32,7 +32,7 @@ import Testing
             "HTTP/1.1 201 Created\r\n", "\r\n",
         ])
         #expect(heads.map(\.statusCode) == [201])
-        #expect(heads.first?.headers.isEmpty == true)
+        #expect(heads.first?.fields.isEmpty == true)
     }
 
     @Test func severalLinesInOneCall_areSplit() {
@@ -41,13 +41,13 @@ import Testing
         let heads = feed(&parser, ["HTTP/2 404 \r\nserver: x\r\ncontent-type: text/plain\r\n\r\n"])
         #expect(heads.first?.statusCode == 404)
         #expect(heads.first?.httpVersion == "HTTP/2")
-        #expect(heads.first?.headers.count == 2)
+        #expect(heads.first?.fields.count == 2)
     }
 
     @Test func foldedHeader_isUnfolded() {
         var parser = ResponseHeadParser()
         let heads = feed(&parser, ["HTTP/1.1 200 OK\r\n", "X-Long: one\r\n", "\t two\r\n", "\r\n"])
-        #expect(heads.first?.headers.first?.value == "one two")
+        #expect(heads.first?.fields.first?.value == "one two")
     }
 
     @Test func trailers_afterTheBody_areIgnored() {
@@ -64,7 +64,7 @@ import Testing
             var bytes = line
             if let found = bytes.withUnsafeMutableBytes({ parser.consume(UnsafeRawBufferPointer($0)) }) { head = found }
         }
-        #expect(head?.headers.first?.value == "café")
+        #expect(head?.fields.first?.value == "café")
     }
 }
 

@@ -11,16 +11,16 @@ enum ResponseConversion {
         // A response has a dozen fields or so: comparing each name with the
         // earlier ones byte by byte is cheaper than lowercasing and hashing
         // every name into a second dictionary.
-        let headers = head.headers
+        let received = head.fields
         var fields: [String: String] = [:]
-        fields.reserveCapacity(headers.count)
-        for index in headers.indices {
-            let field = headers[index]
-            if let first = headers[..<index].firstIndex(where: { $0.name.equalsIgnoringASCIICase(field.name) }) {
-                let name = headers[first].name
-                fields[name] = fields[name, default: ""] + ", " + field.value
+        fields.reserveCapacity(received.count)
+        for index in received.indices {
+            let first = received.firstIndex(sameNameAs: index)
+            if first < index {
+                let name = received.name(at: first)
+                fields[name] = fields[name, default: ""] + ", " + received.value(at: index)
             } else {
-                fields[field.name] = field.value
+                fields[received.name(at: index)] = received.value(at: index)
             }
         }
         return HTTPURLResponse(url: url, statusCode: head.statusCode, httpVersion: head.httpVersion, headerFields: fields)

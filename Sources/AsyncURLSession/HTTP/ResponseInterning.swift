@@ -31,34 +31,29 @@ final class ResponseInterning: Sendable {
         let response: HTTPURLResponse
     }
 
-    /// What the response is built from, compared in full. The fields most
-    /// likely to differ (values: Date, ETag, Content-Length) come first.
+    /// What the response is built from, compared in full. The header fields
+    /// are compared as received bytes, so a hit decodes no String at all;
+    /// heads that differ only in how a non-ASCII byte was sent just miss.
     struct Key: Equatable {
         let statusCode: Int
-        let headers: [(name: String, value: String)]
+        let fields: ResponseHeaderFields
         let httpVersion: String
         let url: URL
 
         init(head: ResponseHead, url: URL) {
             statusCode = head.statusCode
-            headers = head.headers
+            fields = head.fields
             httpVersion = head.httpVersion
             self.url = url
         }
 
         static func == (lhs: Key, rhs: Key) -> Bool {
-            guard lhs.statusCode == rhs.statusCode, lhs.headers.count == rhs.headers.count else { return false }
-            for (left, right) in zip(lhs.headers, rhs.headers) where left.value != right.value || left.name != right.name {
-                return false
-            }
-            return lhs.httpVersion == rhs.httpVersion && lhs.url == rhs.url
+            lhs.statusCode == rhs.statusCode && lhs.fields == rhs.fields && lhs.httpVersion == rhs.httpVersion
+                && lhs.url == rhs.url
         }
 
         /// Heads above this are built every time: a slot should not pin much memory.
-        var isSmall: Bool {
-            guard headers.count <= 32 else { return false }
-            return headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count } <= 4096
-        }
+        var isSmall: Bool { fields.count <= 32 && fields.byteCount <= 4096 }
     }
 
     let capacity: Int

@@ -34,8 +34,7 @@ final class ResponseSource: Sendable {
         statusCode = head.statusCode
         // HTTPURLResponse joins repeated fields with ", ", which no longer
         // reads as a number: a repeated Content-Length is unknown there too.
-        let lengthFields = head.headers.lazy.filter { $0.name.equalsIgnoringASCIICase("Content-Length") }.count
-        expectedContentLength = lengthFields == 1 ? head.contentLength ?? -1 : -1
+        expectedContentLength = head.fields.count(named: "Content-Length") == 1 ? head.contentLength ?? -1 : -1
         built = Mutex(nil)
     }
 
@@ -67,10 +66,6 @@ final class ResponseSource: Sendable {
     /// it (repeated fields joined with ", "), without building the response.
     func value(forHTTPHeaderField name: String) -> String? {
         guard let head else { return built.withLock { $0?.value(forHTTPHeaderField: name) } }
-        var result: String?
-        for field in head.headers where field.name.equalsIgnoringASCIICase(name) {
-            result = result.map { $0 + ", " + field.value } ?? field.value
-        }
-        return result
+        return head.fields.value(named: name)
     }
 }

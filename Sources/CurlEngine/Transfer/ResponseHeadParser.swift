@@ -10,7 +10,7 @@
 struct ResponseHeadParser {
     private var statusCode: Int?
     private var httpVersion = ""
-    private var headers: [(name: String, value: String)] = []
+    private var fields = ResponseHeaderFields()
     private var contentLength: Int64?
     private var hasContentEncoding = false
     /// Total header bytes accepted, to cap hostile responses.
@@ -48,18 +48,15 @@ struct ResponseHeadParser {
             return nil
         }
         guard statusCode != nil else { return nil }  // trailer or stray line
-        if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"),
-            let previous = headers.indices.last
-        {
+        if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !fields.isEmpty {
             // Obsolete line folding: libcurl does not unfold, so we do.
-            let continuation = Self.text(Self.trimmed(line))
-            headers[previous].value += " " + continuation
+            fields.unfoldIntoLastValue(Self.trimmed(line))
             return nil
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return nil }
         let nameBytes = UnsafeRawBufferPointer(rebasing: line[0..<colon])
         let valueBytes = Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]))
-        headers.append((name: Self.text(nameBytes), value: Self.text(valueBytes)))
+        fields.append(name: nameBytes, value: valueBytes)
         // Compared as bytes: no String work for the fields we look at.
         if Self.equalsIgnoringASCIICase(nameBytes, "content-length") {
             contentLength = Self.decimal(valueBytes)
@@ -78,9 +75,8 @@ struct ResponseHeadParser {
         var codeEnd = index
         while codeEnd < statusLine.count, statusLine[codeEnd] != UInt8(ascii: " ") { codeEnd += 1 }
         statusCode = Self.decimal(UnsafeRawBufferPointer(rebasing: statusLine[index..<codeEnd])).map { Int($0) }
-        headers.removeAll(keepingCapacity: true)
-        // One allocation for a typical head instead of one per doubling.
-        if headers.capacity == 0 { headers.reserveCapacity(16) }
+        // One allocation each for a typical head instead of one per doubling.
+        fields = ResponseHeaderFields(byteCapacity: 512, fieldCapacity: 16)
         contentLength = nil
         hasContentEncoding = false
     }
@@ -90,7 +86,7 @@ struct ResponseHeadParser {
         statusCode = nil
         if (100..<200).contains(code) { return nil }  // interim response: a final one follows
         return ResponseHead(
-            statusCode: code, httpVersion: httpVersion, headers: headers, contentLength: contentLength,
+            statusCode: code, httpVersion: httpVersion, fields: fields, contentLength: contentLength,
             hasContentEncoding: hasContentEncoding)
     }
 

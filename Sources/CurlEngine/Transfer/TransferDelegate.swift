@@ -16,7 +16,8 @@ package struct ResponseHead: Sendable {
     package var statusCode: Int
     /// "HTTP/1.1", "HTTP/2", ...
     package var httpVersion: String
-    package var headers: [(name: String, value: String)]
+    /// Kept as received bytes; Strings are made on demand.
+    package var fields: ResponseHeaderFields
     /// Content-Length, when present and valid.
     package var contentLength: Int64?
     /// Whether a Content-Encoding changes the body's length on decoding.
