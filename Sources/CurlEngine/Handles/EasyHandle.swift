@@ -9,6 +9,9 @@ final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     /// CURLOPT_ERRORBUFFER must be at least CURL_ERROR_SIZE and outlive the transfer.
     let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The shape whose options the handle holds since its last reset; nil
+    /// for a new or reset handle.
+    var shape: HandleShape?
 
     init?() {
         guard let raw = curl_easy_init() else { return nil }
@@ -28,6 +31,7 @@ final class EasyHandle {
     func reset() {
         curl_easy_reset(raw)
         errorBuffer[0] = 0
+        shape = nil
     }
 
     var errorMessage: String? {

@@ -56,13 +56,27 @@ final class MultiSession {
         if let share { curl_share_cleanup(share) }
     }
 
-    func takeEasyHandle() -> EasyHandle? {
-        idleHandles.popLast() ?? EasyHandle()
+    /// A handle for a transfer of `shape`: preferably an idle one that still
+    /// holds that shape's options, else a reset or new one.
+    func takeEasyHandle(for shape: HandleShape?) -> EasyHandle? {
+        if let shape {
+            // Most sessions send one kind of request: the match is near the end.
+            let searched = idleHandles.indices.suffix(8).reversed()
+            if let index = searched.first(where: { idleHandles[$0].shape == shape }) {
+                return idleHandles.remove(at: index)
+            }
+        }
+        guard let handle = idleHandles.popLast() else { return EasyHandle() }
+        if handle.shape != nil { handle.reset() }
+        return handle
     }
 
-    func recycle(_ handle: EasyHandle) {
+    /// Keeps a handle for a later transfer. `keepingOptions` (a transfer that
+    /// ended cleanly) leaves its options for one of the same shape; otherwise
+    /// it is reset now.
+    func recycle(_ handle: EasyHandle, keepingOptions: Bool) {
         guard idleHandles.count < Self.maximumIdleHandles else { return }
-        handle.reset()
+        if !keepingOptions || handle.shape == nil { handle.reset() }
         idleHandles.append(handle)
     }
 

@@ -235,13 +235,13 @@ final class EngineLoop {
         guard let session = sessionsByID[sessionID] else {
             return failEarly(.cancelled, "The session was invalidated before the transfer started.")
         }
-        guard let easy = session.takeEasyHandle() else {
+        guard let easy = session.takeEasyHandle(for: HandleShape(request)) else {
             return failEarly(.cannotLoadFromNetwork, "libcurl could not create a transfer handle (out of memory).")
         }
         let transfer = Transfer(id: id, sessionID: sessionID, easy: easy, request: request, delegate: delegate)
         if let error = transfer.configure(share: session.share) {
             transfer.releaseResources()
-            session.recycle(easy)
+            session.recycle(easy, keepingOptions: false)
             delegate.transferDidComplete(TransferOutcome(error: error, metrics: .empty(fetchStart: Date())))
             return
         }
@@ -294,7 +294,7 @@ final class EngineLoop {
         session.transfers[transfer.id] = nil
         transfer.releaseResources()
         if !transfer.everPaused && !transfer.discarding {
-            session.recycle(transfer.easy)
+            session.recycle(transfer.easy, keepingOptions: outcome.error == nil)
         }
         completedBatch.append((transfer.delegate, outcome))
     }

@@ -81,13 +81,71 @@ final class Transfer {
         if case .stream(let stream, _) = request.body { stream.cancel() }
     }
 
-    /// Applies every option this transfer needs to a freshly reset handle.
-    /// Returns a URLError when libcurl refuses an option or cannot allocate.
+    /// Applies every option this transfer needs: all of them on a reset
+    /// handle, only the per-transfer ones on a handle that holds this
+    /// transfer's shape (see `HandleShape`). Returns a URLError when libcurl
+    /// refuses an option or cannot allocate.
     func configure(share: UnsafeMutableRawPointer?) -> URLError? {
         if let error = prepareBody() { return error }
+        var failures: [CURLcode] = []
+        if easy.shape != nil {
+            configurePerTransfer { if $0 != CURLE_OK { failures.append($0) } }
+        } else {
+            configureAll(share: share, failures: &failures)
+            if failures.isEmpty { easy.shape = HandleShape(request) }
+        }
+        guard let first = failures.first else { return nil }
+        let reason = String(cString: curl_easy_strerror(first))
+        return URLError.make(
+            first == CURLE_OUT_OF_MEMORY ? .cannotLoadFromNetwork : .unsupportedURL,
+            url: request.url,
+            reason: "libcurl refused the transfer's options: \(reason) (libcurl error \(first.rawValue))")
+    }
+
+    /// The options that differ between transfers of one shape.
+    private func configurePerTransfer(_ check: (CURLcode) -> Void) {
         let handle = easy
         let me = Unmanaged.passUnretained(self).toOpaque()
-        var failures: [CURLcode] = []
+        handle.errorBuffer[0] = 0
+        check(handle.set(CURLOPT_PRIVATE, pointer: me))
+        check(handle.set(CURLOPT_URL, request.url))
+        check(handle.set(CURLOPT_WRITEDATA, pointer: me))
+        check(handle.set(CURLOPT_HEADERDATA, pointer: me))
+        if !isBodiless {
+            check(handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadLength))
+            check(handle.set(CURLOPT_READDATA, pointer: me))
+            check(handle.set(CURLOPT_SEEKDATA, pointer: me))
+        }
+        check(setHeaders())
+    }
+
+    private var isBodiless: Bool {
+        if case .none = request.body { return true }
+        return false
+    }
+
+    /// Builds this transfer's header list and hands it to libcurl.
+    private func setHeaders() -> CURLcode {
+        var headersOK = true
+        for header in request.headers where headersOK {
+            headersOK = headerList.append(name: header.name, value: header.value)
+        }
+        // URLSession never sends Expect: 100-continue; libcurl would, and then
+        // wait up to a second for a 100 that many servers never send. libcurl
+        // adds it only to requests with a body (LIBCURL-NOTES §7), so a GET
+        // needs no suppressing line: one slist node less, and libcurl's
+        // per-request scan of custom headers has one entry less to compare.
+        if !isBodiless, !request.headers.contains(where: { $0.name.equalsIgnoringASCIICase("Expect") }) {
+            headersOK = headersOK && headerList.suppress("Expect")
+        }
+        if !headersOK { return CURLE_OUT_OF_MEMORY }
+        return easy.set(CURLOPT_HTTPHEADER, pointer: headerList.raw.map { UnsafeMutableRawPointer($0) })
+    }
+
+    /// Every option, on a reset handle.
+    private func configureAll(share: UnsafeMutableRawPointer?, failures: inout [CURLcode]) {
+        let handle = easy
+        let me = Unmanaged.passUnretained(self).toOpaque()
         func check(_ code: CURLcode) { if code != CURLE_OK { failures.append(code) } }
 
         check(handle.set(CURLOPT_PRIVATE, pointer: me))
@@ -157,29 +215,7 @@ final class Transfer {
             check(handle.set(CURLOPT_PASSWORD, authentication.password))
         }
 
-        var hasBody = true
-        if case .none = request.body { hasBody = false }
-        var headersOK = true
-        for header in request.headers where headersOK {
-            headersOK = headerList.append(name: header.name, value: header.value)
-        }
-        // URLSession never sends Expect: 100-continue; libcurl would, and then
-        // wait up to a second for a 100 that many servers never send. libcurl
-        // adds it only to requests with a body (LIBCURL-NOTES §7), so a GET
-        // needs no suppressing line: one slist node less, and libcurl's
-        // per-request scan of custom headers has one entry less to compare.
-        if hasBody, !request.headers.contains(where: { $0.name.equalsIgnoringASCIICase("Expect") }) {
-            headersOK = headersOK && headerList.suppress("Expect")
-        }
-        if !headersOK { failures.append(CURLE_OUT_OF_MEMORY) }
-        check(handle.set(CURLOPT_HTTPHEADER, pointer: headerList.raw.map { UnsafeMutableRawPointer($0) }))
-
-        guard let first = failures.first else { return nil }
-        let reason = String(cString: curl_easy_strerror(first))
-        return URLError.make(
-            first == CURLE_OUT_OF_MEMORY ? .cannotLoadFromNetwork : .unsupportedURL,
-            url: request.url,
-            reason: "libcurl refused the transfer's options: \(reason) (libcurl error \(first.rawValue))")
+        check(setHeaders())
     }
 
     private func configureMethodAndBody(_ check: (CURLcode) -> Void) {

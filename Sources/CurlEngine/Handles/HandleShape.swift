@@ -1,0 +1,35 @@
+import Foundation
+
+/// The options a transfer sets on its easy handle that are the same for every
+/// transfer of that kind: method, body or not, encodings, timeouts, trust.
+///
+/// Why: `curl_easy_reset` and a full set of options per request cost about a
+/// dozen allocations (libcurl copies every string option, frees its receive
+/// buffer on reset and allocates it again at the next connect). A recycled
+/// handle whose last transfer had the same shape already holds every one of
+/// these options, so only the per-transfer ones (URL, pointers, headers, body
+/// length) are set again. Anything else gets a full reset first, so no option
+/// of an earlier transfer can leak into a different kind of request (sticky
+/// methods: CVE-2022-32221). Transfers with credentials are never reused this
+/// way: libcurl keeps per-handle authentication state between transfers.
+struct HandleShape: Equatable {
+    let method: String
+    let hasBody: Bool
+    let usesTLS: Bool
+    let acceptEncoding: String?
+    let idleTimeout: Double
+    let resourceTimeout: Double
+    let trustRootsPEM: Data?
+
+    /// Nil for a request whose handle must always start from a reset.
+    init?(_ request: TransferRequest) {
+        guard request.authentication == nil else { return nil }
+        method = request.method
+        if case .none = request.body { hasBody = false } else { hasBody = true }
+        usesTLS = request.url.hasPrefixIgnoringASCIICase("https:")
+        acceptEncoding = request.acceptEncoding
+        idleTimeout = request.idleTimeout
+        resourceTimeout = request.resourceTimeout
+        trustRootsPEM = request.trustRootsPEM
+    }
+}

@@ -1,0 +1,76 @@
+import AsyncURLSession
+import Foundation
+import LoopbackServer
+import Testing
+
+/// The engine recycles libcurl handles and keeps the options of a handle
+/// whose next transfer has the same shape. Each request must still go out
+/// exactly as asked, with nothing of the previous one.
+@Suite struct HandleReuseTests {
+    /// One connection, so consecutive requests run on recycled handles.
+    private func oneConnectionSession() -> Session {
+        var configuration = testConfiguration()
+        configuration.httpMaximumConnectionsPerHost = 1
+        return Session(configuration: configuration)
+    }
+
+    @Test func sameShapeRequests_eachSendsItsOwnURLAndHeaders() async throws {
+        try await withServer { server in
+            let session = oneConnectionSession()
+            for index in 0..<6 {
+                var request = URLRequest(url: server.url("/echo?n=\(index)"))
+                if index.isMultiple(of: 2) { request.setValue("\(index)", forHTTPHeaderField: "X-Only-Even") }
+                let (data, _) = try await session.data(for: request)
+                let echo = try JSONDecoder().decode(Echo.self, from: data)
+                #expect(echo.method == "GET")
+                #expect(echo.uri == "/echo?n=\(index)")
+                #expect(echo.value(of: "x-only-even") == (index.isMultiple(of: 2) ? "\(index)" : nil))
+            }
+        }
+    }
+
+    @Test func sameShapeUploads_eachSendsItsOwnBody() async throws {
+        try await withServer { server in
+            let session = oneConnectionSession()
+            for size in [300_000, 10, 70_000] {
+                var request = URLRequest(url: server.url("/echo"))
+                request.httpMethod = "POST"
+                let (data, _) = try await session.upload(for: request, from: LoopbackServer.patternBody(count: size))
+                let echo = try JSONDecoder().decode(Echo.self, from: data)
+                #expect(echo.method == "POST")
+                #expect(echo.bodyLength == size)
+            }
+        }
+    }
+
+    /// The sticky-method trap (CVE-2022-32221): after a POST and a PUT, a GET
+    /// on the same handle must be a GET without a body.
+    @Test func getAfterPostAndPut_isAPlainGet() async throws {
+        try await withServer { server in
+            let session = oneConnectionSession()
+            for method in ["POST", "PUT"] {
+                var request = URLRequest(url: server.url("/echo"))
+                request.httpMethod = method
+                request.httpBody = Data("body".utf8)
+                _ = try await session.data(for: request)
+            }
+            let (data, _) = try await session.data(from: server.url("/echo"))
+            let echo = try JSONDecoder().decode(Echo.self, from: data)
+            #expect(echo.method == "GET")
+            #expect(echo.bodyLength == 0)
+            #expect(echo.value(of: "content-length") == nil)
+        }
+    }
+
+    /// A handle whose transfer failed starts the next one from a reset.
+    @Test func requestAfterAFailedOne_succeeds() async throws {
+        try await withServer { server in
+            let session = oneConnectionSession()
+            await #expect(throws: URLError.self) {
+                _ = try await session.data(from: server.url("/drop/100000?after=30000"))
+            }
+            let (data, _) = try await session.data(from: server.url("/bytes/100"))
+            #expect(data == LoopbackServer.patternBody(count: 100))
+        }
+    }
+}
