@@ -2,9 +2,9 @@ internal import CCurl
 import Foundation
 
 /// One libcurl easy handle plus the error buffer that lives as long as it does.
-/// Engine thread only. Recycled across transfers of one session (after
-/// `curl_easy_reset`), so the TLS session cache and DNS entries it holds never
-/// cross into another session.
+/// Engine thread only. Recycled across transfers of one session only (reset,
+/// or keeping the options of a same-shape transfer: see `HandleShape`), so the
+/// TLS session cache and DNS entries it holds never cross into another session.
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     /// CURLOPT_ERRORBUFFER must be at least CURL_ERROR_SIZE and outlive the transfer.
