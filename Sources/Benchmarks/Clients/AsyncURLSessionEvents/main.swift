@@ -47,11 +47,16 @@ let postBytes = arguments.postBytes
 }
 
 /// "h2" -> "2", "http/1.1" -> "1.1" (ALPN names, as URLSessionTaskMetrics).
+/// Plain comparisons: this runs once per request, and Foundation's
+/// `replacingOccurrences` (NSString bridging) cost more than some of the
+/// library work being measured.
 @Sendable func httpVersion(_ protocolName: String) -> String {
-    switch protocolName.lowercased() {
+    switch protocolName {
     case "h2": "2"
     case "h3": "3"
-    default: protocolName.lowercased().replacingOccurrences(of: "http/", with: "")
+    case "http/1.1": "1.1"
+    case "http/1.0": "1.0"
+    default: protocolName
     }
 }
 
