@@ -111,20 +111,22 @@ extension TaskCore {
     private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
         let prepared = RequestPreparation.transferRequest(
             for: request, configuration: context.configuration, credential: credential, body: body)
-        guard case .success(let transferRequest) = prepared else {
+        guard case .success(var transferRequest) = prepared else {
             if case .stream(let stream, _) = body { stream.finish() }
             if case .failure(let error) = prepared { completeWithTransactions(error: error) }
             return
         }
         let id = engine.makeTransferID()
         let expectedToSend = transferRequest.bodyLength ?? -1
-        let (start, suspended) = guarded.withLock { guarded -> (Bool, Bool) in
-            guard guarded.pipeline.hopStarting() else { return (false, false) }
+        let (start, suspended, metricsReadable) = guarded.withLock { guarded -> (Bool, Bool, Bool) in
+            guard guarded.pipeline.hopStarting() else { return (false, false, false) }
             guarded.hop = HopState(request: request, credential: credential)
             guarded.transferID = id
             guarded.pipeline.startedSending(expected: expectedToSend)
-            return (true, guarded.pipeline.state == .suspended)
+            return (true, guarded.pipeline.state == .suspended, hasHandlers || guarded.pipeline.consumer == .events)
         }
+        // Same rule as completeWithTransactions: unreadable metrics are not read from libcurl.
+        transferRequest.collectsMetrics = metricsReadable
         guard start else {
             if case .stream(let stream, _) = body { stream.finish() }
             return

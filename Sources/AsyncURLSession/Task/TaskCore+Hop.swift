@@ -86,10 +86,14 @@ extension TaskCore {
             guarded.transferID = nil
             guarded.pipeline.hopEnded()
             // Turned into TransactionMetrics only if someone can read them
-            // (building them needs Foundation's response).
-            guarded.transactions.append(PendingTransaction(
-                metrics: outcome.metrics, request: guarded.hop.request,
-                response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource))
+            // (building them needs Foundation's response). A collecting
+            // consumer without handlers never can (see completeWithTransactions):
+            // not even the record is kept then.
+            if hasHandlers || guarded.pipeline.consumer == .events {
+                guarded.transactions.append(PendingTransaction(
+                    metrics: outcome.metrics, request: guarded.hop.request,
+                    response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource))
+            }
             let end: HopEnd = outcome.error.map { .failure($0) } ?? .success
             if guarded.responseHandlersRunning {
                 // The response is not published yet: end after it.

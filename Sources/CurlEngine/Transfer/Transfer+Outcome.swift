@@ -5,7 +5,8 @@ extension Transfer {
     /// Reads metrics and turns libcurl's result into the transfer's outcome.
     /// Must run before the handle is removed from its multi (info resets after).
     func outcome(code: CURLcode) -> TransferOutcome {
-        let metrics = collectMetrics()
+        // A failure needs them to tell what went wrong (connected or not).
+        let metrics = request.collectsMetrics || code != CURLE_OK ? collectMetrics() : .empty(fetchStart: fetchStart)
         if code == CURLE_OK {
             return TransferOutcome(error: truncationError(), metrics: metrics)
         }

@@ -46,6 +46,9 @@ package struct TransferRequest: Sendable {
     /// "" means every encoding libcurl supports.
     package var acceptEncoding: String?
     package var authentication: Authentication?
+    /// False when nobody can read this transfer's metrics: the engine then
+    /// skips reading them from libcurl (a dozen getinfo calls) unless it fails.
+    package var collectsMetrics = true
 
     package init(
         url: String,
