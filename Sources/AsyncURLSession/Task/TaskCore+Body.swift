@@ -118,15 +118,14 @@ extension TaskCore {
         }
         let id = engine.makeTransferID()
         let expectedToSend = transferRequest.bodyLength ?? -1
-        let (start, suspended, metricsReadable) = guarded.withLock { guarded -> (Bool, Bool, Bool) in
+        let (start, suspended, collectsMetrics) = guarded.withLock { guarded -> (Bool, Bool, Bool) in
             guard guarded.pipeline.hopStarting() else { return (false, false, false) }
             guarded.hop = HopState(request: request, credential: credential)
             guarded.transferID = id
             guarded.pipeline.startedSending(expected: expectedToSend)
-            return (true, guarded.pipeline.state == .suspended, hasHandlers || guarded.pipeline.consumer == .events)
+            return (true, guarded.pipeline.state == .suspended, metricsReadable(guarded))
         }
-        // Same rule as completeWithTransactions: unreadable metrics are not read from libcurl.
-        transferRequest.collectsMetrics = metricsReadable
+        transferRequest.collectsMetrics = collectsMetrics
         guard start else {
             if case .stream(let stream, _) = body { stream.finish() }
             return

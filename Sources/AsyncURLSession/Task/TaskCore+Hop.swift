@@ -86,10 +86,8 @@ extension TaskCore {
             guarded.transferID = nil
             guarded.pipeline.hopEnded()
             // Turned into TransactionMetrics only if someone can read them
-            // (building them needs Foundation's response). A collecting
-            // consumer without handlers never can (see completeWithTransactions):
-            // not even the record is kept then.
-            if hasHandlers || guarded.pipeline.consumer == .events {
+            // (building them needs Foundation's response).
+            if metricsReadable(guarded) {
                 guarded.transactions.append(PendingTransaction(
                     metrics: outcome.metrics, request: guarded.hop.request,
                     response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource))

@@ -308,12 +308,10 @@ final class TaskCore: Sendable {
     /// file is finished first: `downloaded`, or kept with resume data).
     func completeWithTransactions(error: URLError?) {
         finishDownload(error: error) { [self] error in
-            let (transactions, redirectCount, observable) = guarded.withLock { guarded in
-                (guarded.transactions, guarded.redirectCount, guarded.pipeline.consumer == .events)
+            let (transactions, redirectCount, readable) = guarded.withLock { guarded in
+                (guarded.transactions, guarded.redirectCount, metricsReadable(guarded))
             }
-            // data(for:) and friends without handlers never show the task to
-            // anyone, so nobody can read its metrics: skip building them.
-            guard observable || hasHandlers else {
+            guard readable else {
                 complete(error: error, metrics: nil)
                 return
             }
@@ -323,6 +321,15 @@ final class TaskCore: Sendable {
                 transactionMetrics: transactions.map(\.transactionMetrics))
             complete(error: error, metrics: metrics)
         }
+    }
+}
+
+extension TaskCore {
+    /// Whether anyone can ever read this task's metrics. data(for:) and
+    /// friends without handlers never show the task to anyone, so then the
+    /// metrics are neither read from libcurl, nor recorded per hop, nor built.
+    func metricsReadable(_ guarded: borrowing Guarded) -> Bool {
+        hasHandlers || guarded.pipeline.consumer == .events
     }
 }
 

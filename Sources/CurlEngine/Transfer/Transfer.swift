@@ -88,10 +88,11 @@ final class Transfer {
     func configure(share: UnsafeMutableRawPointer?) -> URLError? {
         if let error = prepareBody() { return error }
         var failures: [CURLcode] = []
+        func check(_ code: CURLcode) { if code != CURLE_OK { failures.append(code) } }
         if easy.shape != nil {
-            configurePerTransfer { if $0 != CURLE_OK { failures.append($0) } }
+            configurePerTransfer(check)
         } else {
-            configureAll(share: share, failures: &failures)
+            configureAll(share: share, check)
             if failures.isEmpty { easy.shape = HandleShape(request) }
         }
         guard let first = failures.first else { return nil }
@@ -143,10 +144,9 @@ final class Transfer {
     }
 
     /// Every option, on a reset handle.
-    private func configureAll(share: UnsafeMutableRawPointer?, failures: inout [CURLcode]) {
+    private func configureAll(share: UnsafeMutableRawPointer?, _ check: (CURLcode) -> Void) {
         let handle = easy
         let me = Unmanaged.passUnretained(self).toOpaque()
-        func check(_ code: CURLcode) { if code != CURLE_OK { failures.append(code) } }
 
         check(handle.set(CURLOPT_PRIVATE, pointer: me))
         check(handle.set(CURLOPT_URL, request.url))
