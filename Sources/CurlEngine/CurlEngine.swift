@@ -1,14 +1,16 @@
 // CurlEngine: the libcurl boundary. The only module that imports CCurl.
 //
-// Threading: one dedicated engine thread owns every libcurl handle (easy, multi,
-// share). Nothing else calls libcurl. Other threads talk to it through
-// `CurlEngine.submit(_:)`, which appends to a lock-protected command queue and
-// wakes the loop through an eventfd (one write per batch, not per command).
+// Threading: a few dedicated engine threads (`EngineShard`, one per core up to
+// four) each own the libcurl handles (easy, multi, share) they use. Nothing
+// else calls libcurl. Other threads talk to a shard through its command queue
+// (lock-protected, waking the loop through an eventfd: one write per batch,
+// not per command). A transfer is placed on one shard when its identifier is
+// made and every command about it goes there.
 //
-// Ownership: a session of the core opens one `EngineSession` = one multi handle =
-// one connection pool. Transfers live in that session's table on the engine
-// thread; libcurl's PRIVATE/WRITEDATA pointers are unretained references whose
-// lifetime that table guarantees.
+// Ownership: a session of the core opens one multi handle (one connection
+// pool) on each shard it may use. Transfers live in that multi's table on
+// their shard's thread; libcurl's PRIVATE/WRITEDATA pointers are unretained
+// references whose lifetime that table guarantees.
 //
 // Errors: every failure reaches the transfer's delegate exactly once, as a
 // `URLError`, through `TransferDelegate.transferDidComplete(_:)`. Delegates are
@@ -17,14 +19,30 @@ internal import CCurl
 import Foundation
 import Synchronization
 
-/// Identifies one engine session (one multi handle, one connection pool).
+/// Identifies one engine session (one multi handle, one connection pool, on
+/// each shard it may use). The low bits hold how many shards that is, so
+/// routing needs no shared table.
 package struct EngineSessionID: Hashable, Sendable {
     package let rawValue: UInt64
+
+    init(serial: UInt64, shardCount: Int) {
+        rawValue = serial << CurlEngine.shardBits | UInt64(shardCount - 1)
+    }
+
+    /// Shards 0..<shardCount serve this session's transfers.
+    var shardCount: Int { Int(rawValue & CurlEngine.shardMask) + 1 }
 }
 
 /// Identifies one transfer (one request/response exchange on one easy handle).
+/// The low bits name the shard it runs on.
 package struct TransferID: Hashable, Sendable {
     package let rawValue: UInt64
+
+    init(serial: UInt64, shard: Int) {
+        rawValue = serial << CurlEngine.shardBits | UInt64(shard)
+    }
+
+    var shard: Int { Int(rawValue & CurlEngine.shardMask) }
 }
 
 /// Options that apply to a whole engine session (its multi handle).
@@ -34,90 +52,125 @@ package struct EngineSessionOptions: Sendable {
     package init(maximumConnectionsPerHost: Int) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
     }
+
+    /// The share of shard `index` out of `count`: the per-host limit is split
+    /// so that all of the session's multi handles together never exceed it
+    /// (`count` is at most the limit, so each gets at least one).
+    func part(_ index: Int, of count: Int) -> EngineSessionOptions {
+        let limit = maximumConnectionsPerHost
+        guard limit > 0, count > 1 else { return self }
+        return EngineSessionOptions(maximumConnectionsPerHost: limit / count + (index < limit % count ? 1 : 0))
+    }
 }
 
 package final class CurlEngine: Sendable {
     /// The process-wide engine. libcurl's global state is initialised once, here.
     package static let shared = CurlEngine()
 
-    private let commands: CommandQueue
-    /// Runs Swift jobs on the engine thread (see `EngineExecutor`).
+    static let shardBits: UInt64 = 3
+    static let shardMask: UInt64 = (1 << shardBits) - 1
+    static let maximumThreads = 8
+
+    private let shards: [EngineShard]
+    /// Runs Swift jobs on the engine threads (see `EngineExecutor`).
     package let executor: EngineExecutor
     private let nextIdentifier = Atomic<UInt64>(1)
 
     private init() {
         // curl_global_init is thread-safe in this build (CURL_VERSION_THREADSAFE),
         // but it must run before any other libcurl call: `shared` is lazily and
-        // atomically initialised, which orders it before the engine thread starts.
+        // atomically initialised, which orders it before the engine threads start.
         curl_global_init(Int(CURL_GLOBAL_ALL))
         ccurl_ignore_sigpipe_if_default()
-        commands = CommandQueue()
-        executor = EngineExecutor(commands: commands)
-        let queue = commands
-        let executor = self.executor
-        let thread = Thread {
-            // The OS-level name (corelibs' Thread.name does not set it here)
-            // shows in top -H, perf and gdb; tests use it to tell the I/O thread.
-            ccurl_name_current_thread("AsyncURLSession")
-            let loop = EngineLoop(commands: queue, executor: executor)
-            loop.run()
+        shards = (0..<Self.configuredThreadCount()).map(EngineShard.init(index:))
+        executor = EngineExecutor(shards: shards)
+        for shard in shards { shard.startThread(executor: executor) }
+    }
+
+    /// How many engine threads run: `ASYNCURLSESSION_ENGINE_THREADS` (1...8)
+    /// when set, else one per available core, at most four. More than the
+    /// cores would only add hand-offs; beyond four, one machine's loopback or
+    /// network is the limit long before the threads are.
+    static func configuredThreadCount() -> Int {
+        if let text = ProcessInfo.processInfo.environment["ASYNCURLSESSION_ENGINE_THREADS"],
+            let count = Int(text.trimmingCharacters(in: .whitespaces)), count >= 1
+        {
+            return min(count, maximumThreads)
         }
-        thread.name = "AsyncURLSession.CurlEngine"
-        thread.stackSize = 1 << 20
-        thread.start()
+        return min(4, max(1, ProcessInfo.processInfo.activeProcessorCount))
     }
 
-    package func makeSessionID() -> EngineSessionID {
-        EngineSessionID(rawValue: nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue)
+    /// How many engine threads this process runs.
+    package var threadCount: Int { shards.count }
+
+    /// A new session. Its transfers may use every engine thread, unless its
+    /// per-host connection limit is smaller than their number: each thread's
+    /// pool gets at least one connection of the limit.
+    package func makeSession(options: EngineSessionOptions) -> TransferPlacement {
+        let limit = options.maximumConnectionsPerHost
+        let count = limit > 0 ? min(shards.count, limit) : shards.count
+        return TransferPlacement(session: EngineSessionID(serial: nextSerial(), shardCount: count))
     }
 
-    package func makeTransferID() -> TransferID {
-        TransferID(rawValue: nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue)
+    /// A new transfer of `url` in the session of `placement`, placed on an
+    /// engine thread (see `TransferPlacement`). Make it only for a transfer
+    /// that is then started: it counts as placed until it finishes.
+    package func makeTransferID(for url: String, in placement: TransferPlacement) -> TransferID {
+        TransferID(serial: nextSerial(), shard: placement.place(url))
+    }
+
+    private func nextSerial() -> UInt64 {
+        nextIdentifier.wrappingAdd(1, ordering: .relaxed).oldValue
     }
 
     package func openSession(_ id: EngineSessionID, options: EngineSessionOptions) {
-        commands.enqueue(.openSession(id, options))
+        let count = id.shardCount
+        for index in 0..<count {
+            shards[index].commands.enqueue(.openSession(id, options.part(index, of: count)))
+        }
     }
 
     /// Cancels the session's transfers and frees its handles.
     package func closeSession(_ id: EngineSessionID) {
-        commands.enqueue(.closeSession(id))
+        for index in 0..<id.shardCount {
+            shards[index].commands.enqueue(.closeSession(id))
+        }
     }
 
     /// Starts a transfer. The delegate hears about it exactly once at the end.
     package func start(
         _ id: TransferID,
-        in session: EngineSessionID,
+        in placement: TransferPlacement,
         request: TransferRequest,
         delegate: any TransferDelegate
     ) {
-        commands.enqueue(.start(id, session, request, delegate))
+        shards[id.shard].commands.enqueue(.start(id, placement, request, delegate))
     }
 
     /// Suspends a transfer (both directions), as `URLSessionTask.suspend()`.
     package func suspend(_ id: TransferID, in session: EngineSessionID) {
-        commands.enqueue(.suspend(id, session))
+        shards[id.shard].commands.enqueue(.suspend(id, session))
     }
 
     /// Undoes `suspend`.
     package func resume(_ id: TransferID, in session: EngineSessionID) {
-        commands.enqueue(.resume(id, session))
+        shards[id.shard].commands.enqueue(.resume(id, session))
     }
 
     /// The consumer has drained its buffer: deliver the body again.
     package func resumeReceiving(_ id: TransferID, in session: EngineSessionID) {
-        commands.enqueue(.resumeReceiving(id, session))
+        shards[id.shard].commands.enqueue(.resumeReceiving(id, session))
     }
 
     /// A body stream's producer wrote bytes: send again.
     package func resumeSending(_ id: TransferID, in session: EngineSessionID) {
-        commands.enqueue(.resumeSending(id, session))
+        shards[id.shard].commands.enqueue(.resumeSending(id, session))
     }
 
     /// Cancels a transfer. Its delegate is told `URLError(.cancelled)` unless the
     /// transfer already finished.
     package func cancel(_ id: TransferID, in session: EngineSessionID, error: URLError) {
-        commands.enqueue(.cancel(id, session, error))
+        shards[id.shard].commands.enqueue(.cancel(id, session, error))
     }
 
     /// libcurl's version string, e.g. "libcurl/7.88.1 OpenSSL/3.0.x ...".

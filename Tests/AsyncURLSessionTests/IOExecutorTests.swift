@@ -71,6 +71,33 @@ import Testing
         }
     }
 
+    /// Concurrent transfers are spread over the I/O threads, and code on the
+    /// I/O executor follows them: with more than one thread, 16 workers'
+    /// requests resume on more than one.
+    @Test(.enabled(if: Session.ioThreadCount > 1, "one I/O thread on this machine"))
+    func concurrentRequestsOnTheIOExecutor_useSeveralIOThreads() async throws {
+        try await withServer(timeLimit: 60) { server in
+            let session = Session(configuration: testConfiguration())
+            let threads = try await withTaskExecutorPreference(Session.ioExecutor) {
+                try await withThrowingTaskGroup(of: Set<UInt>.self) { group in
+                    for _ in 0..<16 {
+                        group.addTask {
+                            var seen: Set<UInt> = []
+                            for _ in 0..<10 {
+                                _ = try await session.data(from: server.url("/delay/20"))
+                                seen.insert(UInt(pthread_self()))
+                            }
+                            return seen
+                        }
+                    }
+                    return try await group.reduce(into: Set<UInt>()) { $0.formUnion($1) }
+                }
+            }
+            #expect(threads.count > 1, "all 160 requests resumed on one I/O thread")
+            #expect(threads.count <= Session.ioThreadCount)
+        }
+    }
+
     @Test func cancellingASwiftTaskOnTheIOExecutor_cancelsItsTransfer() async throws {
         try await withServer { server in
             let session = Session(configuration: testConfiguration())
@@ -89,7 +116,7 @@ import Testing
     }
 }
 
-/// What the I/O thread calls itself (Linux keeps 15 bytes of a thread's name).
+/// What the I/O threads call themselves (Linux keeps 15 bytes of a thread's name).
 private let ioThreadName = String("AsyncURLSession.CurlEngine".prefix(15))
 
 private func currentThreadName() -> String {

@@ -5,7 +5,7 @@ import Testing
 
 /// The eventfd is written only when the engine said it is about to block.
 @Suite struct CommandQueueTests {
-    private let command = EngineCommand.closeSession(EngineSessionID(rawValue: 1))
+    private let command = EngineCommand.closeSession(EngineSessionID(serial: 1, shardCount: 1))
 
     /// Reads the eventfd's counter without blocking: nil when nothing was written.
     private func takeSignal(_ queue: CommandQueue) -> UInt64? {

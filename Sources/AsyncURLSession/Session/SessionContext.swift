@@ -14,6 +14,8 @@ import Synchronization
 /// task switch on the hot path for nothing.
 final class SessionContext: Sendable {
     let engineID: EngineSessionID
+    /// Which engine thread each of the session's transfers runs on.
+    let placement: TransferPlacement
     let configuration: SessionConfiguration
     let isShared: Bool
     /// Session-level decision handler, asked after a task's own.
@@ -38,10 +40,10 @@ final class SessionContext: Sendable {
         self.configuration = configuration
         self.delegate = delegate
         self.isShared = isShared
-        engineID = CurlEngine.shared.makeSessionID()
-        CurlEngine.shared.openSession(
-            engineID,
-            options: EngineSessionOptions(maximumConnectionsPerHost: max(0, configuration.httpMaximumConnectionsPerHost)))
+        let options = EngineSessionOptions(maximumConnectionsPerHost: max(0, configuration.httpMaximumConnectionsPerHost))
+        placement = CurlEngine.shared.makeSession(options: options)
+        engineID = placement.session
+        CurlEngine.shared.openSession(engineID, options: options)
     }
 
     deinit {

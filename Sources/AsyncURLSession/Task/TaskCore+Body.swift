@@ -116,21 +116,26 @@ extension TaskCore {
             if case .failure(let error) = prepared { completeWithTransactions(error: error) }
             return
         }
-        let id = engine.makeTransferID()
         let expectedToSend = transferRequest.bodyLength ?? -1
-        let (start, suspended, collectsMetrics) = guarded.withLock { guarded -> (Bool, Bool, Bool) in
-            guard guarded.pipeline.hopStarting() else { return (false, false, false) }
+        let engine = engine
+        let placement = context.placement
+        let url = transferRequest.url
+        let started = guarded.withLock { guarded -> (id: TransferID, suspended: Bool, collectsMetrics: Bool)? in
+            guard guarded.pipeline.hopStarting() else { return nil }
+            // Made only for a transfer that starts: making one places it on
+            // an engine thread.
+            let id = engine.makeTransferID(for: url, in: placement)
             guarded.hop = HopState(request: request, credential: credential)
             guarded.transferID = id
             guarded.pipeline.startedSending(expected: expectedToSend)
-            return (true, guarded.pipeline.state == .suspended, metricsReadable(guarded))
+            return (id, guarded.pipeline.state == .suspended, metricsReadable(guarded))
         }
-        transferRequest.collectsMetrics = collectsMetrics
-        guard start else {
+        guard let (id, suspended, collectsMetrics) = started else {
             if case .stream(let stream, _) = body { stream.finish() }
             return
         }
-        engine.start(id, in: context.engineID, request: transferRequest, delegate: TransferObserver(core: self, id: id))
+        transferRequest.collectsMetrics = collectsMetrics
+        engine.start(id, in: placement, request: transferRequest, delegate: TransferObserver(core: self, id: id))
         if suspended { engine.suspend(id, in: context.engineID) }
     }
 }

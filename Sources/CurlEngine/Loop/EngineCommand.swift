@@ -4,7 +4,7 @@ import Foundation
 enum EngineCommand: Sendable {
     case openSession(EngineSessionID, EngineSessionOptions)
     case closeSession(EngineSessionID)
-    case start(TransferID, EngineSessionID, TransferRequest, any TransferDelegate)
+    case start(TransferID, TransferPlacement, TransferRequest, any TransferDelegate)
     case suspend(TransferID, EngineSessionID)
     case resume(TransferID, EngineSessionID)
     case resumeReceiving(TransferID, EngineSessionID)

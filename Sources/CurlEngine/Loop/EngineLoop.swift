@@ -1,16 +1,20 @@
 internal import CCurl
 import Foundation
+import Synchronization
 
-/// The engine thread's run loop, shaped like curl's ephiperfifo example:
-/// one epoll set holds the eventfd of the command queue and the sockets of
-/// every session's multi handle; `curl_multi_socket_action` runs on readiness.
+/// One engine thread's run loop, shaped like curl's ephiperfifo example:
+/// one epoll set holds the eventfd of the shard's command queue and the
+/// sockets of every session's multi handle on this shard;
+/// `curl_multi_socket_action` runs on readiness.
 ///
 /// Timers: instead of a timerfd per multi, the loop keeps each multi's
 /// deadline and passes the earliest one to `epoll_wait` as its timeout. libcurl
 /// asks for millisecond timeouts, so this loses nothing and saves a syscall
 /// per re-arm. A deadline of "now" (libcurl's 0) is served in the same turn.
 final class EngineLoop {
+    private let shard: EngineShard
     private let commands: CommandQueue
+    private let turn: EngineTurn.State
     private let epollFD: Int32
     private var sessionsByID: [EngineSessionID: MultiSession] = [:]
     private var sessionsByTag: [UInt32: MultiSession] = [:]
@@ -25,8 +29,10 @@ final class EngineLoop {
 
     private let executor: EngineExecutor
 
-    init(commands: CommandQueue, executor: EngineExecutor) {
-        self.commands = commands
+    init(shard: EngineShard, executor: EngineExecutor) {
+        self.shard = shard
+        self.commands = shard.commands
+        self.turn = EngineTurn.State(shard: shard.index)
         self.executor = executor
         epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
         precondition(epollFD >= 0, "epoll_create1 failed: errno \(errno)")
@@ -35,21 +41,21 @@ final class EngineLoop {
     }
 
     func run() -> Never {
-        EngineTurn.markEngineThread()
+        EngineTurn.markEngineThread(turn)
         let capacity = 256
         var datas = [UInt64](repeating: 0, count: capacity)
         var events = [UInt32](repeating: 0, count: capacity)
         while true {
             var timeout = millisecondsUntilNextDeadline()
             // Commands that came in since the last drain, or held work: do not block.
-            if timeout != 0 && (EngineTurn.hasWork || !commands.prepareToSleep()) { timeout = 0 }
+            if timeout != 0 && (turn.hasWork || !commands.prepareToSleep()) { timeout = 0 }
             let count = datas.withUnsafeMutableBufferPointer { datas in
                 events.withUnsafeMutableBufferPointer { events in
                     ccurl_epoll_wait(epollFD, datas.baseAddress, events.baseAddress, Int32(capacity), timeout)
                 }
             }
             if timeout != 0 { commands.awoke() }
-            EngineClock.turnStart = ccurl_monotonic_nanoseconds()
+            turn.turnStart = ccurl_monotonic_nanoseconds()
             if count > 0 {
                 for index in 0..<Int(count) {
                     handleReadiness(tag: datas[index], events: events[index])
@@ -59,7 +65,7 @@ final class EngineLoop {
             runDueTimers()
             sweepIdleTransfers()
             flushCompletions()
-            EngineTurn.flush(runningJobsOn: executor)
+            EngineTurn.flush(turn, runningJobsOn: executor)
         }
     }
 
@@ -167,8 +173,8 @@ final class EngineLoop {
             openSession(id, options: options)
         case .closeSession(let id):
             closeSession(id)
-        case .start(let id, let sessionID, let request, let delegate):
-            start(id, in: sessionID, request: request, delegate: delegate)
+        case .start(let id, let placement, let request, let delegate):
+            start(id, in: placement, request: request, delegate: delegate)
         case .suspend(let id, let sessionID):
             guard let (_, transfer) = lookup(id, sessionID), !transfer.suspended else { return }
             transfer.suspended = true
@@ -225,9 +231,11 @@ final class EngineLoop {
     }
 
     private func start(
-        _ id: TransferID, in sessionID: EngineSessionID, request: TransferRequest, delegate: any TransferDelegate
+        _ id: TransferID, in placement: TransferPlacement, request: TransferRequest, delegate: any TransferDelegate
     ) {
-        let failEarly = { (code: URLError.Code, reason: String) in
+        let sessionID = placement.session
+        let failEarly = { [shard] (code: URLError.Code, reason: String) in
+            placement.finished(on: shard.index)
             delegate.transferDidComplete(TransferOutcome(
                 error: URLError.make(code, url: request.url, reason: reason),
                 metrics: .empty(fetchStart: Date())))
@@ -238,10 +246,12 @@ final class EngineLoop {
         guard let easy = session.takeEasyHandle(for: HandleShape(request)) else {
             return failEarly(.cannotLoadFromNetwork, "libcurl could not create a transfer handle (out of memory).")
         }
-        let transfer = Transfer(id: id, sessionID: sessionID, easy: easy, request: request, delegate: delegate)
+        let transfer = Transfer(
+            id: id, placement: placement, easy: easy, request: request, delegate: delegate, turn: turn)
         if let error = transfer.configure(share: session.share) {
             transfer.releaseResources()
             session.recycle(easy, keepingOptions: false)
+            placement.finished(on: shard.index)
             delegate.transferDidComplete(TransferOutcome(error: error, metrics: .empty(fetchStart: Date())))
             return
         }
@@ -292,6 +302,7 @@ final class EngineLoop {
     private func finish(_ transfer: Transfer, in session: MultiSession, outcome: TransferOutcome) {
         _ = curl_multi_remove_handle(session.raw, transfer.easy.raw)
         session.transfers[transfer.id] = nil
+        transfer.placement.finished(on: shard.index)
         transfer.releaseResources()
         if !transfer.everPaused && !transfer.discarding {
             session.recycle(transfer.easy, keepingOptions: outcome.error == nil)

@@ -1,7 +1,6 @@
 import Glibc
-import Synchronization
 
-/// Work that the engine thread holds until the end of its current loop turn.
+/// Work that an engine thread holds until the end of its current loop turn.
 ///
 /// Why: waking a parked consumer (resuming its continuation) wakes a worker
 /// thread. Woken once per event while the turn still reads other sockets, a
@@ -13,62 +12,91 @@ import Synchronization
 /// Swift jobs of `EngineExecutor` wait here too: a consumer that prefers that
 /// executor is resumed by the turn that finished its transfer, after every
 /// socket of the turn was served.
+///
+/// Each engine thread has its own `State`, found through a pthread key, so
+/// the threads never share held work or a lock.
 package enum EngineTurn {
-    /// `pthread_self()` of the engine thread, 0 before it starts.
-    private static let engineThread = Atomic<UInt>(0)
+    /// One engine thread's held work and turn clock. Only that thread reads
+    /// or writes it (it is reachable only through its own thread-specific
+    /// value, and from its `EngineLoop`, which runs on that thread).
+    final class State {
+        /// Which engine thread (shard) this is.
+        let shard: Int
+        fileprivate var work: [@Sendable () -> Void] = []
+        fileprivate var jobs: [UnownedJob] = []
 
-    private struct Held {
-        var work: [@Sendable () -> Void] = []
-        var jobs: [UnownedJob] = []
-        var isEmpty: Bool { work.isEmpty && jobs.isEmpty }
+        /// The monotonic time at the start of the current turn. libcurl calls
+        /// our header callback once per header line; reading the clock in
+        /// every callback (for the idle timeout) cost about 2% of a small
+        /// request. The idle sweep runs at 4 Hz, so the time a turn started
+        /// is precise enough for "last activity".
+        var turnStart: UInt64 = 0
+
+        init(shard: Int) {
+            self.shard = shard
+        }
+
+        /// Whether work is held, so the engine does not block with some left.
+        var hasWork: Bool { !work.isEmpty || !jobs.isEmpty }
     }
 
-    /// Only the engine thread touches it; a lock because a global needs one to
-    /// be Sendable, and an uncontended lock costs nanoseconds.
-    private static let held = Mutex(Held())
+    /// Holds each engine thread's `State`; nil on every other thread.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key, nil)
+        precondition(created == 0, "pthread_key_create failed: \(created)")
+        return key
+    }()
 
-    /// On the engine thread: runs `work` at the end of the current turn, in
+    /// The calling engine thread's state, nil off the engine threads.
+    static var current: State? {
+        guard let raw = pthread_getspecific(key) else { return nil }
+        return Unmanaged<State>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// On an engine thread: runs `work` at the end of its current turn, in
     /// the order given. Anywhere else: runs it now.
     package static func atEnd(_ work: @escaping @Sendable () -> Void) {
-        guard isEngineThread else {
+        guard let state = current else {
             work()
             return
         }
-        held.withLock { $0.work.append(work) }
+        state.work.append(work)
     }
 
-    /// Whether the caller runs on the engine thread.
+    /// Whether the caller runs on an engine thread.
     package static var isEngineThread: Bool {
-        pthread_self() == engineThread.load(ordering: .relaxed)
+        pthread_getspecific(key) != nil
     }
+
+    /// Which engine thread the caller is, nil off the engine threads.
+    static var currentShard: Int? { current?.shard }
 
     /// Engine thread: runs a Swift job of the engine's executor at the end of
     /// this turn.
-    static func runAtEnd(_ job: UnownedJob) {
-        held.withLock { $0.jobs.append(job) }
+    static func runAtEnd(_ job: UnownedJob, in state: State) {
+        state.jobs.append(job)
     }
 
-    /// Called once by the engine thread before its loop starts.
-    static func markEngineThread() {
-        engineThread.store(pthread_self(), ordering: .relaxed)
-    }
-
-    /// Whether work is held, so the engine does not block with some left.
-    static var hasWork: Bool {
-        held.withLock { !$0.isEmpty }
+    /// Called once by each engine thread before its loop starts. The state
+    /// stays retained for the thread's life, which is the process's.
+    static func markEngineThread(_ state: State) {
+        pthread_setspecific(key, Unmanaged.passRetained(state).toOpaque())
     }
 
     /// Engine thread, at the end of a turn: wake-ups first, then the jobs
     /// they made ready. Work added meanwhile (a wake-up that leads to another,
     /// a job that resumes another task) runs too, in bounded rounds; anything
     /// left after them keeps the next epoll_wait from blocking (`hasWork`).
-    static func flush(runningJobsOn executor: EngineExecutor) {
+    static func flush(_ state: State, runningJobsOn executor: EngineExecutor) {
         for _ in 0..<4 {
-            var batch = Held()
-            held.withLock { swap(&$0, &batch) }
-            if batch.isEmpty { return }
-            for work in batch.work { work() }
-            for job in batch.jobs { executor.run(job) }
+            if !state.hasWork { return }
+            let work = state.work
+            let jobs = state.jobs
+            state.work.removeAll(keepingCapacity: true)
+            state.jobs.removeAll(keepingCapacity: true)
+            for item in work { item() }
+            for job in jobs { executor.run(job) }
         }
     }
 }

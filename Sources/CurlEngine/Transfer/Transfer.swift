@@ -6,10 +6,14 @@ import Foundation
 /// cancel. Never leaves the engine thread.
 final class Transfer {
     let id: TransferID
-    let sessionID: EngineSessionID
+    /// The session's placement, told when this transfer finishes.
+    let placement: TransferPlacement
+    var sessionID: EngineSessionID { placement.session }
     let easy: EasyHandle
     let delegate: any TransferDelegate
     let request: TransferRequest
+    /// The engine thread's turn clock, for `lastActivity`.
+    let turn: EngineTurn.State
     let fetchStart = Date()
 
     /// Must outlive the transfer: libcurl keeps pointing at it.
@@ -46,14 +50,15 @@ final class Transfer {
     static let maximumHeaderBytes = 256 * 1024
 
     init(
-        id: TransferID, sessionID: EngineSessionID, easy: EasyHandle, request: TransferRequest,
-        delegate: any TransferDelegate
+        id: TransferID, placement: TransferPlacement, easy: EasyHandle, request: TransferRequest,
+        delegate: any TransferDelegate, turn: EngineTurn.State
     ) {
         self.id = id
-        self.sessionID = sessionID
+        self.placement = placement
         self.easy = easy
         self.request = request
         self.delegate = delegate
+        self.turn = turn
         self.lastActivity = ccurl_monotonic_nanoseconds()
     }
 
@@ -286,7 +291,7 @@ final class Transfer {
     // MARK: Callback bodies (engine thread, inside libcurl)
 
     fileprivate func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
-        lastActivity = EngineClock.turnStart
+        lastActivity = turn.turnStart
         if discarding { return bytes.count }
         guard let head = headParser.consume(bytes) else {
             if headParser.byteCount > Self.maximumHeaderBytes {
@@ -303,7 +308,7 @@ final class Transfer {
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        lastActivity = EngineClock.turnStart
+        lastActivity = turn.turnStart
         if discarding { return bytes.count }
         if suspended {
             everPaused = true
@@ -324,7 +329,7 @@ final class Transfer {
     }
 
     fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        lastActivity = EngineClock.turnStart
+        lastActivity = turn.turnStart
         if suspended {
             everPaused = true
             return ccurl_readfunc_pause

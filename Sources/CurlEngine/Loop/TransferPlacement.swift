@@ -1,0 +1,87 @@
+import Synchronization
+
+/// Chooses the engine thread (shard) of each transfer of one session.
+///
+/// The rules, each for a behaviour users of URLSession rely on:
+/// - An `https` origin always uses the same shard of its session. HTTP/2 is
+///   negotiated over TLS only, and concurrent requests to one origin must
+///   multiplex on one connection, as URLSession does; TLS sessions resume
+///   within one shard's pool, too.
+/// - Cleartext requests (HTTP/1.1, one request per connection at a time) go
+///   to the shard with the fewest of this session's transfers, the session's
+///   home shard on a tie, or to the calling engine thread (no hand-off, as on
+///   `Session.ioExecutor`) unless that one has clearly more. Requests made
+///   one after the other therefore stay on one shard and reuse its pooled
+///   connection; many at once spread over every shard.
+///
+/// Counts are per session, so one session's traffic does not push another's
+/// requests away from their pooled connections.
+package final class TransferPlacement: Sendable {
+    package let session: EngineSessionID
+    /// Spreads sessions with little traffic over the shards.
+    private let home: Int
+    /// Transfers placed and not yet finished, per shard of the session.
+    private let inFlight: Mutex<[Int]>
+
+    init(session: EngineSessionID) {
+        self.session = session
+        let count = session.shardCount
+        home = Int((session.rawValue >> CurlEngine.shardBits) % UInt64(count))
+        inFlight = Mutex([Int](repeating: 0, count: count))
+    }
+
+    /// The shard for a transfer of `url`, counted as placed until `finished`.
+    func place(_ url: String) -> Int {
+        let count = session.shardCount
+        if count == 1 {
+            inFlight.withLock { $0[0] += 1 }
+            return 0
+        }
+        if let origin = Self.httpsOriginHash(url) {
+            let chosen = Int(origin % UInt64(count))
+            inFlight.withLock { $0[chosen] += 1 }
+            return chosen
+        }
+        let current = EngineTurn.currentShard
+        return inFlight.withLock { counts in
+            var least = home
+            for index in counts.indices where counts[index] < counts[least] { least = index }
+            var chosen = least
+            // Staying on the calling engine thread saves a hand-off, unless
+            // that thread is clearly busier: then the transfer moves, and the
+            // code that waits for it resumes where it ran.
+            if let current, current < count, counts[current] <= counts[least] + 1 + counts[least] / 8 {
+                chosen = current
+            }
+            counts[chosen] += 1
+            return chosen
+        }
+    }
+
+    /// A transfer placed on `shard` finished (engine thread).
+    func finished(on shard: Int) {
+        inFlight.withLock { $0[shard] -= 1 }
+    }
+
+    /// Transfers in flight per shard (tests).
+    package var transfersInFlight: [Int] { inFlight.withLock { $0 } }
+
+    /// FNV-1a of an https URL's authority, ASCII case folded; nil for any
+    /// other scheme. The authority is what names a connection pool entry
+    /// (host and port); a path never changes which shard an origin uses.
+    static func httpsOriginHash(_ url: String) -> UInt64? {
+        var utf8 = url.utf8[...]
+        let scheme = "https://".utf8
+        guard utf8.count > scheme.count,
+            zip(utf8.prefix(scheme.count), scheme).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
+        else { return nil }
+        utf8 = utf8.dropFirst(scheme.count)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in utf8 {
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+            hash = (hash ^ UInt64(folded)) &* 0x0000_0100_0000_01b3
+        }
+        return hash
+    }
+}
