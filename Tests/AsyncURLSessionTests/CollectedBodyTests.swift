@@ -65,6 +65,28 @@ import Testing
             return
         }
         BodyBufferPool.give(reused, capacity: capacity)
-        #expect(BodyBufferPool.idleBytes <= BodyBufferPool.idleLimit)
+        #expect(BodyBufferPool.idleBytes <= max(BodyBufferPool.minimumIdleLimit, BodyBufferPool.bytesInUse + capacity))
+    }
+
+    /// Idle buffers are kept only while responses keep coming: one idle for
+    /// longer than `idleLifetime` is freed at the next take or give.
+    @Test(.timeLimit(.minutes(1)))
+    func idleBuffer_isFreedAfterItsLifetime() async throws {
+        // Capacities no other test uses, so parallel tests do not interfere.
+        let capacity = BodyBufferPool.capacity(for: 5 * 1024 * 1024 + 3)
+        let other = BodyBufferPool.capacity(for: 6 * 1024 * 1024 + 3)
+        guard let buffer = BodyBufferPool.take(capacity: capacity) else {
+            Issue.record("no buffer")
+            return
+        }
+        BodyBufferPool.give(buffer, capacity: capacity)
+        #expect(BodyBufferPool.holds(buffer))
+        try await Task.sleep(nanoseconds: BodyBufferPool.idleLifetime + 300_000_000)
+        guard let next = BodyBufferPool.take(capacity: other) else {
+            Issue.record("no buffer")
+            return
+        }
+        #expect(!BodyBufferPool.holds(buffer), "a buffer idle for longer than its lifetime is still held")
+        BodyBufferPool.give(next, capacity: other)
     }
 }
