@@ -172,3 +172,86 @@ import Testing
         #expect(pipeline.collectedBody.count == 5)
     }
 }
+
+extension TaskPipeline {
+    /// Body bytes as the engine delivers them; `makeChunk` runs only when
+    /// the bytes are taken.
+    fileprivate mutating func receivedBody(count: Int, makeChunk: () -> Data) -> BodyAction {
+        receivedBody(
+            count: count,
+            makeChunk: { capacity in
+                var chunk = Data(capacity: capacity)
+                chunk.append(makeChunk())
+                return chunk
+            },
+            append: { $0.append(makeChunk()) })
+    }
+}
+
+/// Body chunks that queue up behind a busy consumer coalesce, in order,
+/// without growing past the room reserved for them.
+@Suite struct EventQueueCoalescingTests {
+    private func runningPipeline() -> TaskPipeline {
+        var pipeline = TaskPipeline(highWatermark: 1 << 20, lowWatermark: 1 << 10)
+        _ = pipeline.resume()
+        return pipeline
+    }
+
+    private func write(_ pipeline: inout TaskPipeline, _ bytes: [UInt8]) -> TaskPipeline.BodyAction {
+        pipeline.receivedBody(count: bytes.count) { Data(bytes) }
+    }
+
+    private func chunks(_ pipeline: inout TaskPipeline) -> [Data] {
+        var result: [Data] = []
+        while case .deliver(let event, _) = pipeline.next() {
+            if case .data(let chunk) = event { result.append(chunk) }
+        }
+        return result
+    }
+
+    @Test func fullWrites_behindTheConsumer_coalesceIntoOneChunkPerRead() {
+        var pipeline = runningPipeline()
+        let full = TaskPipeline.fullWrite
+        let writes = (0..<6).map { index in [UInt8](repeating: UInt8(index), count: full) }
+        for bytes in writes { _ = write(&pipeline, bytes) }
+        let received = chunks(&pipeline)
+        // 4 full writes fill one 64 KiB chunk; the 5th starts the next.
+        #expect(received.map(\.count) == [4 * full, 2 * full])
+        #expect(received.reduce(Data(), +) == Data(writes.joined()))
+    }
+
+    @Test func shortWrite_isNotGivenRoom_andTheNextWriteStartsAChunk() {
+        var pipeline = runningPipeline()
+        _ = write(&pipeline, [1, 2, 3])
+        _ = write(&pipeline, [4, 5])
+        #expect(chunks(&pipeline) == [Data([1, 2, 3]), Data([4, 5])])
+    }
+
+    @Test func chunkTakenByTheConsumer_isNeverAppendedTo() {
+        var pipeline = runningPipeline()
+        let full = [UInt8](repeating: 7, count: TaskPipeline.fullWrite)
+        _ = write(&pipeline, full)
+        let first = chunks(&pipeline)  // drains, then parks the consumer
+        guard case .accept(.wakeConsumer(.data(let handedOver))) = write(&pipeline, [8, 8, 8]) else {
+            Issue.record("the parked consumer was not handed the next bytes")
+            return
+        }
+        _ = write(&pipeline, [9])
+        #expect(first == [Data(full)], "the chunk the consumer holds changed")
+        #expect(handedOver == Data([8, 8, 8]))
+        #expect(chunks(&pipeline) == [Data([9])])
+    }
+
+    @Test func otherEvent_closesTheOpenChunk() {
+        var pipeline = runningPipeline()
+        let full = [UInt8](repeating: 1, count: TaskPipeline.fullWrite)
+        _ = write(&pipeline, full)
+        _ = pipeline.downloadProgress(TransferProgress(bytes: 1, totalBytes: 1, totalBytesExpected: 2))
+        _ = write(&pipeline, [2])
+        var events: [String] = []
+        while case .deliver(let event, _) = pipeline.next() {
+            if case .data(let chunk) = event { events.append("data \(chunk.count)") } else { events.append("other") }
+        }
+        #expect(events == ["data \(TaskPipeline.fullWrite)", "other", "data 1"])
+    }
+}

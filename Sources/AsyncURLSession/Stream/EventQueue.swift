@@ -1,16 +1,50 @@
+import Foundation
+
 /// A FIFO of task events that knows how many body bytes it holds.
 /// An array with a moving head, compacted when the dead prefix dominates, so a
 /// push and a pop are O(1) amortised without a dependency on swift-collections.
+///
+/// Body chunks coalesce: libcurl hands one 64 KiB read over as four 16 KiB
+/// writes in a row, and a chunk queued with room reserved takes the writes
+/// that follow it while the consumer has not taken it yet. A consumer behind
+/// the network then gets one event (and the engine makes one allocation) per
+/// read instead of four.
 struct EventQueue {
     private var storage: [TaskEvent] = []
     private var head = 0
     private(set) var bufferedBytes = 0
+    /// Bytes the last event, a queued data chunk, can still take without
+    /// growing; 0 when the last event is anything else.
+    private var openChunkRoom = 0
 
     var isEmpty: Bool { head == storage.count }
 
     mutating func append(_ event: TaskEvent) {
         bufferedBytes += event.bufferedByteCount
         storage.append(event)
+        openChunkRoom = 0
+    }
+
+    /// Queues a body chunk whose storage can take `room` more bytes.
+    mutating func appendChunk(_ chunk: Data, room: Int) {
+        append(.data(chunk))
+        openChunkRoom = room
+    }
+
+    /// Appends `count` bytes (written by `write`) to the last queued chunk if
+    /// it has the room, in place. Returns whether it did.
+    mutating func appendToOpenChunk(count: Int, _ write: (inout Data) -> Void) -> Bool {
+        guard count <= openChunkRoom, head < storage.count, case .data(var chunk) = storage[storage.count - 1] else {
+            return false
+        }
+        // Drop the queue's reference first, so the chunk is unique and grows
+        // in place instead of being copied.
+        storage[storage.count - 1] = .data(Data())
+        write(&chunk)
+        storage[storage.count - 1] = .data(chunk)
+        bufferedBytes += count
+        openChunkRoom -= count
+        return true
     }
 
     mutating func popFirst() -> TaskEvent? {
@@ -21,6 +55,7 @@ struct EventQueue {
         if head == storage.count {
             storage.removeAll(keepingCapacity: true)
             head = 0
+            openChunkRoom = 0
         } else if head >= 64 && head * 2 >= storage.count {
             storage.removeFirst(head)
             head = 0
@@ -55,11 +90,13 @@ struct EventQueue {
         storage = kept
         head = 0
         bufferedBytes = 0
+        openChunkRoom = 0
         return chunks
     }
 
     /// Puts events before a queued trailing `metrics` event (or at the end).
     mutating func insertBeforeMetrics(_ events: [TaskEvent]) {
+        openChunkRoom = 0
         if let last = storage.indices.last, last >= head, case .metrics = storage[last] {
             storage.insert(contentsOf: events, at: last)
         } else {
@@ -71,5 +108,6 @@ struct EventQueue {
         storage.removeAll()
         head = 0
         bufferedBytes = 0
+        openChunkRoom = 0
     }
 }

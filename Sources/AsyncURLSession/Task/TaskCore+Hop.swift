@@ -58,7 +58,15 @@ extension TaskCore {
             let action: TaskPipeline.BodyAction
             switch guarded.pipeline.consumer {
             case .events:
-                action = guarded.pipeline.receivedBody(count: bytes.count) { Data(bytes) }
+                action = guarded.pipeline.receivedBody(
+                    count: bytes.count,
+                    makeChunk: { capacity in
+                        guard capacity > bytes.count else { return Data(bytes) }
+                        var chunk = Data(capacity: capacity)
+                        chunk.append(contentsOf: bytes)
+                        return chunk
+                    },
+                    append: { $0.append(contentsOf: bytes) })
             case .collect:
                 action = guarded.pipeline.receivedBodyToCollect(count: bytes.count) { $0.append(bytes) }
             }
