@@ -16,6 +16,7 @@
 #include <time.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 
 // MARK: - Constants that Swift does not import (macros built from macros)
 
@@ -170,6 +171,20 @@ static inline int ccurl_timerfd_disarm(int fd) {
 /// Names the calling thread (at most 15 bytes are kept), for top -H, perf and gdb.
 static inline void ccurl_name_current_thread(const char *name) {
     (void)prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+/// CPUs this process may run on (its affinity mask), at least 1. Read with
+/// the raw syscall: the glibc wrapper and CPU_COUNT need _GNU_SOURCE.
+static inline int ccurl_available_cpus(void) {
+    unsigned long mask[16] = {0};  // room for 1024 CPUs
+    long size = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask);
+    if (size <= 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        return online > 0 ? (int)online : 1;
+    }
+    int count = 0;
+    for (long i = 0; i < size / (long)sizeof(unsigned long); i++) count += __builtin_popcountl(mask[i]);
+    return count > 0 ? count : 1;
 }
 
 static inline uint64_t ccurl_monotonic_nanoseconds(void) {
