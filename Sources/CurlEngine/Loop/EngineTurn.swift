@@ -91,10 +91,12 @@ package enum EngineTurn {
     static func flush(_ state: State, runningJobsOn executor: EngineExecutor) {
         for _ in 0..<4 {
             if !state.hasWork { return }
-            let work = state.work
-            let jobs = state.jobs
-            state.work.removeAll(keepingCapacity: true)
-            state.jobs.removeAll(keepingCapacity: true)
+            // Taken by swapping: copying and then emptying the held arrays
+            // would allocate new ones of the same capacity every turn.
+            var work: [@Sendable () -> Void] = []
+            var jobs: [UnownedJob] = []
+            swap(&work, &state.work)
+            swap(&jobs, &state.jobs)
             for item in work { item() }
             for job in jobs { executor.run(job) }
         }
