@@ -158,6 +158,16 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 execute(next, for: request, context: context)
             }
 
+        case .closeWhenIdle(let delay, let next):
+            execute(next, for: request, context: context)
+            if transport == .http1 {
+                context.eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+                    guard case .idle = state else { return }
+                    state = .closed
+                    context.close(promise: nil)
+                }
+            }
+
         case .interim(let head, let next):
             context.writeAndFlush(Self.wrapOutboundOut(.head(head)), promise: nil)
             execute(next, for: request, context: context)

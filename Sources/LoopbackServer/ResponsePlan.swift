@@ -19,6 +19,9 @@ indirect enum ResponsePlan {
     case paced(HTTPResponseHead, pieces: [ByteBuffer], interval: TimeAmount)
     /// Wait, then answer with the next plan.
     case delayed(TimeAmount, ResponsePlan)
+    /// Answer with the plan, then close the connection if it is still idle
+    /// after the delay, as a server's keep-alive timeout does (HTTP/1).
+    case closeWhenIdle(after: TimeAmount, ResponsePlan)
     /// A 1xx interim head, then the final answer.
     case interim(HTTPResponseHead, then: ResponsePlan)
     /// Only the head, then close the connection (HTTP/1) or reset the stream (HTTP/2).

@@ -21,6 +21,24 @@ import Testing
         }
     }
 
+    /// The server closes a pooled connection while it is idle (its
+    /// keep-alive timeout): the next request opens a new one and succeeds.
+    @Test func idleConnectionClosedByTheServer_nextRequestReconnects() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let (first, _) = try await session.data(from: server.url("/close-idle/50"))
+            #expect(first == Data("ok".utf8))
+            try await Task.sleep(for: .milliseconds(300))
+            let task = session.dataTask(with: server.url("/bytes/1000"))
+            task.resume()
+            let recorded = await record(task)
+            #expect(recorded.error == nil)
+            #expect(recorded.body == LoopbackServer.patternBody(count: 1000))
+            #expect(recorded.metrics?.transactionMetrics.last?.isReusedConnection == false)
+            #expect(server.acceptedConnections == 2)
+        }
+    }
+
     @Test func twoHundredConcurrentTasks_allComplete() async throws {
         try await withServer(timeLimit: 60) { server in
             let session = Session(configuration: testConfiguration())

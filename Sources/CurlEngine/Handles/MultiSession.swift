@@ -14,6 +14,8 @@ final class MultiSession {
     /// When libcurl wants `socket_action(TIMEOUT)`, in monotonic nanoseconds.
     var timerDeadline: UInt64?
     var transfers: [TransferID: Transfer] = [:]
+    /// Sockets libcurl stopped watching that are still in the epoll set (see `watch`).
+    private var parkedSockets: Set<Int32> = []
     private var idleHandles: [EasyHandle] = []
     private static let maximumIdleHandles = 256
     static let idleConnectionCacheSize = 1024
@@ -80,16 +82,33 @@ final class MultiSession {
         idleHandles.append(handle)
     }
 
+    /// An event on a socket libcurl no longer watches: it was parked while
+    /// idle and is idle no more (the server closed it). Leaves the set, so
+    /// a level-triggered event cannot repeat; libcurl notices the close when
+    /// it next tries the connection. Returns false for a watched socket.
+    func parkedSocketBecameReady(_ socket: Int32) -> Bool {
+        guard parkedSockets.remove(socket) != nil else { return false }
+        _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_DEL, socket, 0, 0)
+        return true
+    }
+
     func epollTag(for socket: Int32) -> UInt64 {
         UInt64(tag) << 32 | UInt64(UInt32(bitPattern: socket))
     }
 
     // MARK: Callback bodies
 
-    fileprivate func watch(socket: Int32, what: Int32, registered: UnsafeMutableRawPointer?) {
+    func watch(socket: Int32, what: Int32, registered: UnsafeMutableRawPointer?) {
         if what == Int32(CURL_POLL_REMOVE) {
-            // ENOENT/EBADF are fine: libcurl may have closed the socket already.
-            _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_DEL, socket, 0, 0)
+            // Parked, not deleted: libcurl lets go of a keep-alive connection's
+            // socket when its transfer ends and asks for it again when the
+            // next transfer reuses the connection, a DEL and an ADD per
+            // request. An idle socket raises no event, so it stays in the
+            // epoll set until then (one MOD), or until an event shows it is
+            // not idle after all (closed by the server), which deletes it
+            // (`parkedSocketBecameReady`). A socket libcurl closes leaves the
+            // set by itself.
+            parkedSockets.insert(socket)
             curl_multi_assign(raw, socket, nil)
             return
         }
@@ -97,7 +116,10 @@ final class MultiSession {
         if what & Int32(CURL_POLL_IN) != 0 { events |= EPOLLIN.rawValue }
         if what & Int32(CURL_POLL_OUT) != 0 { events |= EPOLLOUT.rawValue }
         // Level-triggered on purpose: edge-triggered is an open TODO in libcurl.
-        let operation = registered == nil ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        // A parked socket is still in the set (unless it was closed and its
+        // number reused: then MOD fails and ADD follows).
+        let wasParked = parkedSockets.remove(socket) != nil
+        let operation = registered == nil && !wasParked ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
         if ccurl_epoll_ctl(epollFD, operation, socket, events, epollTag(for: socket)) != 0 {
             // The fd may have been recycled behind our back: try the other verb.
             let retry = operation == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD

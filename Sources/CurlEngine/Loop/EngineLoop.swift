@@ -94,6 +94,7 @@ final class EngineLoop {
         }
         guard let session = sessionsByTag[UInt32(truncatingIfNeeded: tag >> 32)] else { return }
         let socket = Int32(bitPattern: UInt32(truncatingIfNeeded: tag))
+        if session.parkedSocketBecameReady(socket) { return }
         var mask: Int32 = 0
         if events & EPOLLIN.rawValue != 0 { mask |= Int32(CURL_CSELECT_IN) }
         if events & EPOLLOUT.rawValue != 0 { mask |= Int32(CURL_CSELECT_OUT) }

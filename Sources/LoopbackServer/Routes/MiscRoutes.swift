@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 
-/// /status, /delay, /response-headers and /headers/big.
+/// /status, /delay, /close-idle, /response-headers and /headers/big.
 enum MiscRoutes {
     /// ANY /status/CODE: that status with body "status CODE".
     ///
@@ -29,6 +29,13 @@ enum MiscRoutes {
     static func delay(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
         let milliseconds = try request.target.integerSegment(1, named: "MS", in: 0...86_400_000)
         return .delayed(.milliseconds(Int64(milliseconds)), .text(.ok, "ok"))
+    }
+
+    /// GET /close-idle/MS: 200 "ok", then the server closes the connection if
+    /// no request came on it within MS milliseconds (a keep-alive timeout).
+    static func closeIdle(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let milliseconds = try request.target.integerSegment(1, named: "MS", in: 0...86_400_000)
+        return .closeWhenIdle(after: .milliseconds(Int64(milliseconds)), .text(.ok, "ok"))
     }
 
     /// GET /response-headers?Name=Value&...: each query pair as a response header, in order.

@@ -48,6 +48,8 @@ enum Router {
             return .respond(try RangeRoute.respond(request))
         case ("delay", 2):
             return .respond(try MiscRoutes.delay(request))
+        case ("close-idle", 2):
+            return .respond(try MiscRoutes.closeIdle(request))
         case ("status", 2):
             return .respond(try MiscRoutes.status(request))
         case ("echo", 1):

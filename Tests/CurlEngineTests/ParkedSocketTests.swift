@@ -1,0 +1,49 @@
+import CCurl
+import Glibc
+import Testing
+
+@testable import CurlEngine
+
+/// A socket libcurl lets go of (CURL_POLL_REMOVE) stays in the epoll set
+/// while idle, and leaves it on its first event, so a level-triggered event
+/// on it (the server closed the pooled connection) cannot repeat forever.
+@Suite struct ParkedSocketTests {
+    private let pollIn = Int32(CURL_POLL_IN)
+    private let pollRemove = Int32(CURL_POLL_REMOVE)
+
+    private func readyCount(_ epollFD: Int32) -> Int32 {
+        var datas = [UInt64](repeating: 0, count: 4)
+        var events = [UInt32](repeating: 0, count: 4)
+        return ccurl_epoll_wait(epollFD, &datas, &events, 4, 0)
+    }
+
+    @Test func parkedSocket_leavesTheSetOnItsFirstEvent_andComesBackWhenWatched() throws {
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        #expect(epollFD >= 0)
+        defer { close(epollFD) }
+        var pair: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]) }
+        let session = try #require(MultiSession(
+            id: EngineSessionID(serial: 1, shardCount: 1), tag: 1, epollFD: epollFD,
+            options: EngineSessionOptions(maximumConnectionsPerHost: 0)))
+        defer { session.close() }
+        let socket = pair[0]
+
+        session.watch(socket: socket, what: pollIn, registered: nil)
+        session.watch(socket: socket, what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        #expect(readyCount(epollFD) == 0, "an idle parked socket raised an event")
+        #expect(!session.parkedSocketBecameReady(pair[1]), "a socket never parked counted as parked")
+
+        // The peer closes: the parked socket becomes readable (EOF).
+        close(pair[1])
+        #expect(readyCount(epollFD) == 1)
+        #expect(session.parkedSocketBecameReady(socket))
+        #expect(readyCount(epollFD) == 0, "the parked socket stayed in the set and would fire again")
+
+        // Watched again (libcurl reuses the connection): back in the set.
+        session.watch(socket: socket, what: pollIn, registered: nil)
+        #expect(readyCount(epollFD) == 1)
+        #expect(!session.parkedSocketBecameReady(socket), "a watched socket counted as parked")
+    }
+}
