@@ -70,18 +70,23 @@ package final class TransferPlacement: Sendable {
     /// other scheme. The authority is what names a connection pool entry
     /// (host and port); a path never changes which shard an origin uses.
     static func httpsOriginHash(_ url: String) -> UInt64? {
-        var utf8 = url.utf8[...]
-        let scheme = "https://".utf8
-        guard utf8.count > scheme.count,
-            zip(utf8.prefix(scheme.count), scheme).allSatisfy({ $0 | 0x20 == $1 | 0x20 })
-        else { return nil }
-        utf8 = utf8.dropFirst(scheme.count)
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in utf8 {
-            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
-            let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            hash = (hash ^ UInt64(folded)) &* 0x0000_0100_0000_01b3
+        var url = url
+        return url.withUTF8 { bytes -> UInt64? in
+            // Byte checks, not a generic prefix match: this runs for every
+            // request, and most are not https.
+            guard bytes.count > 8,
+                bytes[0] | 0x20 == UInt8(ascii: "h"), bytes[1] | 0x20 == UInt8(ascii: "t"),
+                bytes[2] | 0x20 == UInt8(ascii: "t"), bytes[3] | 0x20 == UInt8(ascii: "p"),
+                bytes[4] | 0x20 == UInt8(ascii: "s"), bytes[5] == UInt8(ascii: ":"),
+                bytes[6] == UInt8(ascii: "/"), bytes[7] == UInt8(ascii: "/")
+            else { return nil }
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for byte in bytes[8...] {
+                if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+                let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                hash = (hash ^ UInt64(folded)) &* 0x0000_0100_0000_01b3
+            }
+            return hash
         }
-        return hash
     }
 }
