@@ -138,6 +138,35 @@ import Testing
         configuration.httpAdditionalHeaders = ["X-A": "2"]
         #expect(session.configuration.httpAdditionalHeaders == ["X-A": "1"])
     }
+
+    @Test func collectBody_thenResume_collectedDataIsTheWholeBody() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.dataTask(with: server.url("/bytes/300000"))
+            #expect(task.collectBody())
+            task.resume()
+            let (data, response) = try await task.collectedData()
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(data == LoopbackServer.patternBody(count: 300_000))
+        }
+    }
+
+    @Test func collectBody_afterResume_isRefused_andCollectedDataSaysWhy() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.dataTask(with: server.url("/bytes/10"))
+            task.resume()
+            #expect(!task.collectBody())
+            do {
+                _ = try await task.collectedData()
+                Issue.record("collectedData() returned without collectBody()")
+            } catch {
+                #expect(error.urlErrorCode == .resourceUnavailable)
+                #expect("\(error)".contains("collectBody()"))
+            }
+            task.cancel()
+        }
+    }
 }
 
 /// The loopback server's /echo answer.

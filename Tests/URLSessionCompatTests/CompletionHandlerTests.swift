@@ -28,6 +28,56 @@ import URLSessionCompat
         }
     }
 
+    /// With no delegate at all, the core collects the body (no events): a
+    /// redirect gets the default (followed) and the handler gets the body.
+    @Test func dataTask_withoutDelegate_followsRedirectsAndDeliversTheBody() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let result = Outcome<Data>()
+            let task = session.dataTask(with: server.url("/redirect/2")) { result.set($0, $1, $2) }
+            task.resume()
+            let (data, response, error) = await result.value()
+            #expect(error == nil)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(String(decoding: data ?? Data(), as: UTF8.self) == "done")
+            #expect(task.countOfBytesReceived == 4)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func dataTask_withoutDelegate_cancelled_givesTheCancelledError() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let result = Outcome<Data>()
+            let task = session.dataTask(with: server.url("/stall-headers")) { result.set($0, $1, $2) }
+            task.resume()
+            try await Task.sleep(for: .milliseconds(100))
+            task.cancel()
+            let (data, _, error) = await result.value()
+            #expect(data == nil)
+            #expect((error as? URLError)?.code == .cancelled)
+            session.invalidateAndCancel()
+        }
+    }
+
+    /// A task delegate set before `resume()` still hears the redirect: the
+    /// body is then not collected by the core.
+    @Test func dataTask_withATaskDelegate_stillTellsItAboutRedirects() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let delegate = RecordingDelegate()
+            let result = Outcome<Data>()
+            let task = session.dataTask(with: server.url("/redirect/1")) { result.set($0, $1, $2) }
+            task.delegate = delegate
+            task.resume()
+            let (data, _, error) = await result.value()
+            #expect(error == nil)
+            #expect(String(decoding: data ?? Data(), as: UTF8.self) == "done")
+            #expect(delegate.calls(task).contains("redirect 302"))
+            session.invalidateAndCancel()
+        }
+    }
+
     @Test func dataTask_failure_givesNilDataAndTheError() async throws {
         try await withServer { server in
             let session = makeSession(nil)

@@ -95,6 +95,33 @@ public final class SessionTask: Sendable {
 
     /// The task's lifecycle as events; finishes after the last one, or throws
     /// the task's error. See the type's documentation for the rules.
+    /// Makes a data or upload task collect its whole body for
+    /// `collectedData()` instead of delivering `events`, as
+    /// `Session.data(for:)` does: no event per chunk, one buffer of the
+    /// announced length. Redirects and challenges are then answered by the
+    /// task's or the session's `SessionTaskDelegate`, or by the defaults.
+    /// Only before the first `resume()`: returns false (and changes nothing)
+    /// after it.
+    @discardableResult
+    public func collectBody() -> Bool {
+        guard core.kind != .download else { return false }
+        return core.useCollectingConsumer()
+    }
+
+    /// The body and response of a task set up with `collectBody()` and
+    /// resumed, when it ends. Bodies larger than the configuration's
+    /// `maximumCollectedBodySize` fail with `URLError(.dataLengthExceedsMaximum)`.
+    /// Cancelling the calling Swift task cancels the transfer.
+    public func collectedData() async throws -> (Data, URLResponse) {
+        guard core.collectsBody else {
+            throw URLError.make(
+                .resourceUnavailable, url: core.failingURLString,
+                reason: "collectedData() needs collectBody() before the task's first resume(); read `events` instead.")
+        }
+        let (data, response) = try await core.collect()
+        return (data, response)
+    }
+
     public var events: AsyncThrowingStream<TaskEvent, any Error> {
         // The closure keeps the task (and so the transfer) alive while someone
         // holds the stream, even after the caller dropped the task itself.

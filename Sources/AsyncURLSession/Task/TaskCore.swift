@@ -209,9 +209,19 @@ final class TaskCore: Sendable {
     }
 
     /// Makes `collect()` the consumer. Must be called before `resume()`.
-    func useCollectingConsumer() {
+    /// Whether the body is collected for `collect()` (not delivered as events).
+    var collectsBody: Bool {
+        let collecting = guarded.withLock { guarded in
+            if case .collect = guarded.pipeline.consumer { return true }
+            return false
+        }
+        return collecting && kind != .download
+    }
+
+    @discardableResult
+    func useCollectingConsumer() -> Bool {
         let limit = context.configuration.maximumCollectedBodySize
-        guarded.withLock { $0.pipeline.collectBody(limit: limit) }
+        return guarded.withLock { $0.pipeline.collectBody(limit: limit) }
     }
 
     // MARK: - Consumers

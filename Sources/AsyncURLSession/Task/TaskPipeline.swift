@@ -165,10 +165,13 @@ struct TaskPipeline {
         return true
     }
 
-    /// The consumer asked for the collected body instead of events (before start).
-    mutating func collectBody(limit: Int) {
-        precondition(lifecycle == .created, "a task's consumer is chosen before it starts")
+    /// The consumer asked for the collected body instead of events. Only
+    /// before start: returns false (and changes nothing) after.
+    @discardableResult
+    mutating func collectBody(limit: Int) -> Bool {
+        guard lifecycle == .created else { return false }
         consumer = .collect(limit: limit)
+        return true
     }
 
     // MARK: - Engine transitions

@@ -33,6 +33,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var countOfBytesClientExpectsToReceive: Int64 = -1
         /// Where the result goes: the delegate, or a completion handler.
         var completion: TaskDriver.Completion = .delegate
+        /// The core collects the body for a completion handler (no delegate
+        /// to tell anything), instead of delivering events.
+        var collecting = false
         /// A streamed upload's `httpBodyStream`, used once when the delegate
         /// does not implement `needNewBodyStream`.
         var initialBodyStream: StreamBox?
@@ -121,9 +124,28 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Starts the task, or continues a suspended one.
     open func resume() {
+        collectIfNobodyListens()
         core.resume()
         startDriverOnce()
     }
+
+    /// A completion-handler data or upload task with no delegate to tell
+    /// anything needs no per-chunk events: the core collects the body as
+    /// `data(for:)` does, and the handler gets it at the end (W1-c64 on the
+    /// classic API: see the commit that added this). Redirects and
+    /// challenges then get the defaults, which is what a missing delegate
+    /// means. Decided at the first resume, before the transfer starts.
+    private func collectIfNobodyListens() {
+        let eligible = guarded.withLock { guarded -> Bool in
+            guard !guarded.started, case .data = guarded.completion, guarded.delegate == nil else { return false }
+            return true
+        }
+        guard eligible, let session, session.delegate == nil, core.collectBody() else { return }
+        guarded.withLock { $0.collecting = true }
+    }
+
+    /// Whether the core collects this task's body (see `collectIfNobodyListens`).
+    var collectsBody: Bool { guarded.withLock { $0.collecting } }
 
     /// Pauses the transfer until `resume()`.
     open func suspend() { core.suspend() }
