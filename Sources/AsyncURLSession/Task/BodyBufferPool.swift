@@ -63,7 +63,7 @@ enum BodyBufferPool {
     /// A buffer of `capacity(for:)` bytes whose pages are resident, or nil
     /// when memory is short.
     static func take(capacity: Int) -> UnsafeMutableRawPointer? {
-        let now = monotonicNanoseconds()
+        let now = DispatchTime.now().uptimeNanoseconds
         let (reused, expired) = idle.withLock { idle -> (UInt?, [IdleBuffer]) in
             let expired = idle.expire(before: now &- idleLifetime)
             idle.inUse += capacity
@@ -96,7 +96,7 @@ enum BodyBufferPool {
 
     /// Takes a buffer back (or frees it when the pool is full).
     static func give(_ buffer: UnsafeMutableRawPointer, capacity: Int) {
-        let now = monotonicNanoseconds()
+        let now = DispatchTime.now().uptimeNanoseconds
         let (kept, expired) = idle.withLock { idle -> (Bool, [IdleBuffer]) in
             let expired = idle.expire(before: now &- idleLifetime)
             let limit = max(minimumIdleLimit, idle.peakInUse)
@@ -113,12 +113,6 @@ enum BodyBufferPool {
     /// Frees outside the lock: returning 1 MiB to the kernel takes a while.
     private static func release(_ buffers: [IdleBuffer]) {
         for buffer in buffers { free(UnsafeMutableRawPointer(bitPattern: buffer.address)) }
-    }
-
-    private static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// Idle bytes now (tests).
