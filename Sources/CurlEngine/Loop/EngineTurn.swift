@@ -64,11 +64,6 @@ package enum EngineTurn {
         state.work.append(work)
     }
 
-    /// Whether the caller runs on an engine thread.
-    package static var isEngineThread: Bool {
-        pthread_getspecific(key) != nil
-    }
-
     /// Which engine thread the caller is, nil off the engine threads.
     static var currentShard: Int? { current?.shard }
 
