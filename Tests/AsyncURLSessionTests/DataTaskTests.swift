@@ -106,6 +106,19 @@ import Testing
         }
     }
 
+    @Test func headerLines_carryNameAndValue_andAnEmptyValueStaysEmpty() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            var request = URLRequest(url: server.url("/echo"))
+            request.setValue("a value, with: punctuation", forHTTPHeaderField: "X-Long-Header-Name-To-Pass-Fifteen-Bytes")
+            request.setValue("", forHTTPHeaderField: "X-Empty")
+            let (data, _) = try await session.data(for: request)
+            let echo = try JSONDecoder().decode(Echo.self, from: data)
+            #expect(echo.value(of: "x-long-header-name-to-pass-fifteen-bytes") == "a value, with: punctuation")
+            #expect(echo.headers.contains { $0.first?.lowercased() == "x-empty" && ($0.count == 1 || $0[1].isEmpty) })
+        }
+    }
+
     @Test func additionalHeaders_applyUnlessTheRequestSetsThem() async throws {
         try await withServer { server in
             var configuration = testConfiguration()

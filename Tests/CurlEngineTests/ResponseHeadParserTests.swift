@@ -66,6 +66,16 @@ import Testing
         }
         #expect(head?.fields.first?.value == "café")
     }
+
+    @Test func multipartContentType_isFlaggedByItsFirstField() {
+        var parser = ResponseHeadParser()
+        let heads = feed(&parser, [
+            "HTTP/1.1 200 OK\r\n", "content-TYPE: Multipart/x-mixed-replace; boundary=b\r\n", "\r\n",
+            "HTTP/1.1 200 OK\r\n", "Content-Type: text/plain\r\n", "Content-Type: multipart/mixed\r\n", "\r\n",
+            "HTTP/1.1 200 OK\r\n", "Content-Type: multipart\r\n", "\r\n",
+        ])
+        #expect(heads.map(\.contentTypeIsMultipart) == [true, false, false])
+    }
 }
 
 @Suite struct ASCIICaseFoldingTests {

@@ -22,6 +22,9 @@ final class ResponseSource: Sendable {
     let statusCode: Int
     /// As `HTTPURLResponse.expectedContentLength`: Content-Length, or -1.
     let expectedContentLength: Int64
+    /// Whether Content-Type starts with "multipart/": only then is it worth
+    /// reading as a String (see `TaskCore.startMultipart`).
+    let contentTypeIsMultipart: Bool
     private let head: ResponseHead?
     private let url: URL
     private let built: Mutex<HTTPURLResponse?>
@@ -35,6 +38,7 @@ final class ResponseSource: Sendable {
         // HTTPURLResponse joins repeated fields with ", ", which no longer
         // reads as a number: a repeated Content-Length is unknown there too.
         expectedContentLength = head.fields.count(named: "Content-Length") == 1 ? head.contentLength ?? -1 : -1
+        contentTypeIsMultipart = head.contentTypeIsMultipart
         built = Mutex(nil)
     }
 
@@ -44,6 +48,9 @@ final class ResponseSource: Sendable {
         url = response.url ?? URL(fileURLWithPath: "/")
         statusCode = response.statusCode
         expectedContentLength = response.expectedContentLength
+        let contentType = response.value(forHTTPHeaderField: "Content-Type") ?? ""
+        contentTypeIsMultipart = contentType.utf8.count >= 10
+            && String(contentType.utf8.prefix(10))?.equalsIgnoringASCIICase("multipart/") == true
         built = Mutex(response)
         interning = .shared
     }

@@ -13,6 +13,8 @@ struct ResponseHeadParser {
     private var fields = ResponseHeaderFields()
     private var contentLength: Int64?
     private var hasContentEncoding = false
+    private var contentTypeSeen = false
+    private var contentTypeIsMultipart = false
     /// The head of a final block that ended in this call, handed out by `consume`.
     private var completed: ResponseHead?
     /// Total header bytes accepted, to cap hostile responses.
@@ -65,6 +67,11 @@ struct ResponseHeadParser {
             contentLength = Self.decimal(valueBytes)
         } else if Self.equalsIgnoringASCIICase(nameBytes, "content-encoding") {
             hasContentEncoding = true
+        } else if !contentTypeSeen, Self.equalsIgnoringASCIICase(nameBytes, "content-type") {
+            // The first one: repeated fields are joined behind it.
+            contentTypeSeen = true
+            contentTypeIsMultipart = valueBytes.count >= 10
+                && Self.equalsIgnoringASCIICase(UnsafeRawBufferPointer(rebasing: valueBytes[0..<10]), "multipart/")
         }
         return
     }
@@ -82,6 +89,8 @@ struct ResponseHeadParser {
         fields = ResponseHeaderFields(byteCapacity: 512, fieldCapacity: 16)
         contentLength = nil
         hasContentEncoding = false
+        contentTypeSeen = false
+        contentTypeIsMultipart = false
     }
 
     private mutating func endOfBlock() {
@@ -90,7 +99,7 @@ struct ResponseHeadParser {
         if (100..<200).contains(code) { return }  // interim response: a final one follows
         completed = ResponseHead(
             statusCode: code, httpVersion: httpVersion, fields: fields, contentLength: contentLength,
-            hasContentEncoding: hasContentEncoding)
+            hasContentEncoding: hasContentEncoding, contentTypeIsMultipart: contentTypeIsMultipart)
     }
 
     /// Header bytes are usually ASCII: those are copied straight into a

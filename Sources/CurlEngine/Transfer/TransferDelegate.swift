@@ -22,6 +22,10 @@ package struct ResponseHead: Sendable {
     package var contentLength: Int64?
     /// Whether a Content-Encoding changes the body's length on decoding.
     package var hasContentEncoding: Bool
+    /// Whether the first Content-Type field starts with "multipart/" (ASCII
+    /// case ignored). Found while parsing, so that telling the rare
+    /// multipart/x-mixed-replace response apart makes no String for the others.
+    package var contentTypeIsMultipart = false
 }
 
 /// How a transfer ended.
