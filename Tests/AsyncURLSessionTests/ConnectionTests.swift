@@ -78,11 +78,13 @@ import Testing
         }
     }
 
+    /// Below `TransferPlacement.http2SpillThreshold` (16) in flight, as an
+    /// app's usual traffic is: one connection, as URLSession.
     @Test func https_negotiatesHTTP2_andMultiplexesOnOneConnection() async throws {
         try await withServer(LoopbackServer.Options(tls: true, http2: true)) { server in
             let session = Session(configuration: testConfiguration(trusting: server))
             let protocols = try await withThrowingTaskGroup(of: String?.self) { group in
-                for _ in 0..<20 {
+                for _ in 0..<12 {
                     group.addTask {
                         let task = session.dataTask(with: server.url("/bytes/20000"))
                         task.resume()
@@ -96,6 +98,32 @@ import Testing
             }
             #expect(protocols.allSatisfy { $0 == "h2" })
             #expect(server.acceptedConnections == 1)
+        }
+    }
+
+    /// Many at once: one multiplexed connection per I/O thread at most, so
+    /// that every I/O thread serves a busy origin.
+    @Test func https_manyConcurrentRequests_multiplexOnAtMostOneConnectionPerIOThread() async throws {
+        try await withServer(LoopbackServer.Options(tls: true, http2: true), timeLimit: 60) { server in
+            let session = Session(configuration: testConfiguration(trusting: server))
+            let protocols = try await withThrowingTaskGroup(of: String?.self) { group in
+                for _ in 0..<64 {
+                    group.addTask {
+                        // Slow enough that all 64 are in flight together.
+                        let task = session.dataTask(with: server.url("/delay/300"))
+                        task.resume()
+                        let recorded = await record(task)
+                        if let error = recorded.error { throw error }
+                        #expect(recorded.response?.statusCode == 200)
+                        return recorded.metrics?.transactionMetrics.last?.networkProtocolName
+                    }
+                }
+                return try await group.reduce(into: [String?]()) { $0.append($1) }
+            }
+            #expect(protocols.allSatisfy { $0 == "h2" })
+            // 64 in flight pass the spill threshold (16): every I/O thread
+            // takes some, on its own connection.
+            #expect(server.acceptedConnections == Session.ioThreadCount)
         }
     }
 

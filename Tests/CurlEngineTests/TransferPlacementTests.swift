@@ -26,15 +26,28 @@ import Testing
         #expect(placement.transfersInFlight == [32, 32])
     }
 
-    /// HTTP/2 needs TLS here: one origin's requests must share one shard so
-    /// that they multiplex on one connection.
-    @Test func httpsOrigin_alwaysUsesOneShard() {
+    /// HTTP/2 needs TLS here: one origin's requests share one shard so that
+    /// they multiplex on one connection.
+    @Test func httpsOrigin_underTheSpillThreshold_usesOneShard() {
         let placement = placement(shards: 4)
         let first = placement.place("https://Example.com:8443/a")
         for path in ["/b", "?q=1", "#f", "/c/d"] {
             #expect(placement.place("https://example.COM:8443" + path) == first)
         }
         #expect(placement.transfersInFlight[first] == 5)
+    }
+
+    /// A busy origin spills to the least loaded shards (each multiplexes on
+    /// its own connection), so every engine thread serves it.
+    @Test func busyHTTPSOrigin_spillsToTheOtherShards_evenly() {
+        let placement = placement(shards: 2)
+        let own = placement.place("https://example.com/a")
+        for _ in 1..<TransferPlacement.http2SpillThreshold {
+            #expect(placement.place("https://example.com/a") == own)
+        }
+        #expect(placement.place("https://example.com/a") != own, "the threshold reached, the next goes elsewhere")
+        for _ in 0..<47 { _ = placement.place("https://example.com/a") }
+        #expect(placement.transfersInFlight == [32, 32])
     }
 
     @Test func httpsOriginHash_ignoresSchemeCaseAndPath_andOnlyHashesHTTPS() {

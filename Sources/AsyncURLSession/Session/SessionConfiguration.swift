@@ -32,7 +32,8 @@ public struct SessionConfiguration: Sendable {
     public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 60 * 60
 
     /// Connections open at once to one host (HTTP/1.1); further requests wait
-    /// for a free connection. HTTP/2 multiplexes on one connection instead.
+    /// for a free connection. HTTP/2 multiplexes on one connection instead
+    /// (one per I/O thread when more than 16 requests are in flight).
     public var httpMaximumConnectionsPerHost: Int = 6
 
     /// Redirects followed before a task fails with `URLError(.httpTooManyRedirects)`.
