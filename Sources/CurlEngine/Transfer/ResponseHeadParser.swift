@@ -1,3 +1,5 @@
+import Glibc
+
 /// Collects the header lines libcurl hands to the header callback into a
 /// `ResponseHead`, one header block at a time.
 ///
@@ -28,15 +30,18 @@ struct ResponseHeadParser {
     /// engine thread on small responses).
     mutating func consume(_ bytes: UnsafeRawBufferPointer) -> ResponseHead? {
         byteCount += bytes.count
+        guard let base = bytes.baseAddress else { return nil }
         var lineStart = 0
         while lineStart < bytes.count {
-            let rest = UnsafeRawBufferPointer(rebasing: bytes[lineStart...])
-            let lineEnd = rest.firstIndex(of: UInt8(ascii: "\n")).map { lineStart + $0 } ?? bytes.count
-            consumeLine(UnsafeRawBufferPointer(rebasing: bytes[lineStart..<lineEnd]))
+            // memchr, not firstIndex(of:): libcurl calls once per line, and
+            // the generic byte loop was a fifth of the parser's time.
+            let lineEnd = memchr(base + lineStart, Int32(UInt8(ascii: "\n")), bytes.count - lineStart)
+                .map { base.distance(to: UnsafeRawPointer($0)) } ?? bytes.count
+            consumeLine(UnsafeRawBufferPointer(start: base + lineStart, count: lineEnd - lineStart))
             lineStart = lineEnd + 1
         }
-        defer { completed = nil }
-        return completed
+        // Taken, not copied: a copy retains the head's buffers once more.
+        return completed.take()
     }
 
     private mutating func consumeLine(_ raw: UnsafeRawBufferPointer) {
@@ -48,7 +53,7 @@ struct ResponseHeadParser {
             endOfBlock()
             return
         }
-        if line.starts(with: "HTTP/".utf8) {
+        if Self.isStatusLine(line) {
             beginBlock(statusLine: line)
             return
         }
@@ -74,6 +79,13 @@ struct ResponseHeadParser {
                 && Self.equalsIgnoringASCIICase(UnsafeRawBufferPointer(rebasing: valueBytes[0..<10]), "multipart/")
         }
         return
+    }
+
+    /// Starts with "HTTP/" (compared as bytes: `starts(with:)` over a
+    /// String's UTF-8 view took a generic path on every line).
+    private static func isStatusLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        line.count >= 5 && line[0] == UInt8(ascii: "H") && line[1] == UInt8(ascii: "T") && line[2] == UInt8(ascii: "T")
+            && line[3] == UInt8(ascii: "P") && line[4] == UInt8(ascii: "/")
     }
 
     /// "HTTP/1.1 200 OK" → version "HTTP/1.1", status 200 (nil when unreadable).
