@@ -41,8 +41,9 @@ final class TaskCore: Sendable {
         /// The decision of the last event handed to the consumer: settled
         /// with its default when the consumer pulls again.
         var outstandingDecision: (any PendingDecision)?
-        var eventWaiter: CheckedContinuation<TaskEvent?, any Error>?
-        var collectWaiter: CheckedContinuation<Void, any Error>?
+        /// Set while the consumer waits; taken (set to nil) by whoever resumes it.
+        var eventWaiter: UnsafeContinuation<TaskEvent?, any Error>?
+        var collectWaiter: UnsafeContinuation<Void, any Error>?
         var progress: Progress?
         var taskDescription: String?
         var priority: Float = 0.5
@@ -239,7 +240,7 @@ final class TaskCore: Sendable {
         deleteHandedOutFile()
 
         let event = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<TaskEvent?, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<TaskEvent?, any Error>) in
                 let (action, id) = guarded.withLock { guarded -> (TaskPipeline.NextAction, TransferID?) in
                     if guarded.eventWaiter != nil {
                         // `events` has one consumer; a second would steal its events.
@@ -282,7 +283,7 @@ final class TaskCore: Sendable {
     func collect() async throws -> (Data, HTTPURLResponse) {
         if Task.isCancelled { cancel() }
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
                 let end = guarded.withLock { guarded -> Result<Void, URLError>? in
                     if let end = guarded.pipeline.end { return end }
                     guarded.collectWaiter = continuation
