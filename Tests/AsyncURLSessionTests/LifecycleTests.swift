@@ -94,6 +94,35 @@ import Testing
         }
     }
 
+    /// Events already queued are taken at once (no suspension): a consumer
+    /// behind the network must still see a cancel at its next pull, not the
+    /// rest of the queue.
+    @Test func cancel_whileTheConsumerIsBehind_endsAtItsNextPull() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.dataTask(with: server.url("/bytes/16777216"))
+            task.resume()
+            var pulled = 0
+            var body = 0
+            do {
+                for try await event in task.events {
+                    pulled += 1
+                    if case .data(let chunk) = event { body += chunk.count }
+                    if pulled == 2 {
+                        // Behind: the body queues up to the high watermark meanwhile.
+                        try await Task.sleep(for: .milliseconds(300))
+                        task.cancel()
+                    }
+                }
+                Issue.record("the stream ended normally after a cancel")
+            } catch {
+                #expect((error as? URLError)?.code == .cancelled)
+            }
+            #expect(body < 16_777_216)
+            #expect(task.error.flatMap { $0.urlErrorCode } == .cancelled)
+        }
+    }
+
     @Test func cancellingTheSwiftTaskAwaitingData_cancelsTheTransfer() async throws {
         try await withServer { server in
             let session = Session(configuration: testConfiguration())

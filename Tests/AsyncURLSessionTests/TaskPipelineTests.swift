@@ -49,6 +49,23 @@ import Testing
         #expect(chunk.count == 5)
     }
 
+    @Test func nextIfReady_takesAQueuedEvent_andOtherwiseDoesNotParkTheConsumer() {
+        var pipeline = runningPipeline()
+        if let action = pipeline.nextIfReady() { Issue.record("nothing is queued yet, got \(action)") }
+        // Not parked: the body is queued, not handed over.
+        let action = pipeline.receivedBody(count: 5) { Data(count: 5) }
+        guard case .accept(.none) = action else {
+            Issue.record("expected the body queued, got \(action)")
+            return
+        }
+        guard case .deliver(.data(let chunk), _) = pipeline.nextIfReady() else {
+            Issue.record("expected the queued chunk")
+            return
+        }
+        #expect(chunk.count == 5)
+        if let action = pipeline.nextIfReady() { Issue.record("the queue is empty again, got \(action)") }
+    }
+
     @Test func yield_whenBufferAboveHighWatermark_pausesTransfer() {
         var pipeline = runningPipeline(high: 100, low: 10)
         guard case .accept = pipeline.receivedBody(count: 60, makeChunk: { Data(count: 60) }) else {

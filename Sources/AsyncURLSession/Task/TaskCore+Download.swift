@@ -279,15 +279,6 @@ extension TaskCore {
         }
     }
 
-    /// Deletes the `downloaded` file the consumer had until this pull (unless moved).
-    func deleteHandedOutFile() {
-        let url = guarded.withLock { guarded -> URL? in
-            defer { guarded.fileToDeleteOnNextPull = nil }
-            return guarded.fileToDeleteOnNextPull
-        }
-        if let url { unlink(url.path) }
-    }
-
     /// Waits for a download's file (after `useCollectingConsumer()` and `resume()`).
     func collectDownload() async throws -> (URL, HTTPURLResponse) {
         _ = try await collect()

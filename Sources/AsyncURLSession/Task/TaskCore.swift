@@ -231,13 +231,40 @@ final class TaskCore: Sendable {
     /// Swift task cancels the transfer.
     func nextEvent() async throws -> TaskEvent? {
         if Task.isCancelled { cancel() }
-        // The decision handed out with the previous event takes its default now.
-        let outstanding = guarded.withLock { guarded -> (any PendingDecision)? in
-            defer { guarded.outstandingDecision = nil }
-            return guarded.outstandingDecision
+        // The decision handed out with the previous event takes its default
+        // now, and a downloaded file it handed out goes unless it was moved.
+        let (outstanding, handedOutFile) = guarded.withLock { guarded -> ((any PendingDecision)?, URL?) in
+            defer {
+                guarded.outstandingDecision = nil
+                guarded.fileToDeleteOnNextPull = nil
+            }
+            return (guarded.outstandingDecision, guarded.fileToDeleteOnNextPull)
         }
         outstanding?.settleWithDefault()
-        deleteHandedOutFile()
+        if let handedOutFile { unlink(handedOutFile.path) }
+
+        // An event already queued (a consumer behind the network) is taken
+        // without a continuation or a cancellation handler: registering
+        // both and resuming at once was about 7% of a streamed 1 MiB body's
+        // CPU, per event.
+        let ready = guarded.withLock { guarded -> (TaskPipeline.NextAction, TransferID?)? in
+            guard guarded.eventWaiter == nil, let action = guarded.pipeline.nextIfReady() else { return nil }
+            if case .deliver(let event, _) = action { Self.noteDelivered(event, in: &guarded) }
+            return (action, guarded.transferID)
+        }
+        if let (action, id) = ready {
+            switch action {
+            case .deliver(let event, let resumeReceiving):
+                if resumeReceiving, let id { engine.resumeReceiving(id, in: context.engineID) }
+                return event
+            case .finishStream:
+                return nil
+            case .failStream(let error):
+                throw error
+            case .wait:
+                break
+            }
+        }
 
         let event = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<TaskEvent?, any Error>) in

@@ -448,6 +448,13 @@ struct TaskPipeline {
     }
 
     mutating func next() -> NextAction {
+        if let ready = nextIfReady() { return ready }
+        consumerWaiting = true
+        return .wait
+    }
+
+    /// As `next()`, but nil instead of `.wait`: the consumer is not parked.
+    mutating func nextIfReady() -> NextAction? {
         if let event = queue.popFirst() {
             var resumeReceiving = false
             if receivePaused && !bodyGateClosed && queue.bufferedBytes <= lowWatermark && lifecycle != .finished {
@@ -462,8 +469,7 @@ struct TaskPipeline {
             case .failure(let error): return .failStream(error)
             }
         }
-        consumerWaiting = true
-        return .wait
+        return nil
     }
 
     private mutating func enqueue(_ event: TaskEvent) -> DeliveryAction {
