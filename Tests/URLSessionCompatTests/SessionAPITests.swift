@@ -75,6 +75,24 @@ import URLSessionCompat
         }
     }
 
+    /// With no delegate the core collects the body, and the handler is
+    /// posted to the delegate queue without the driver waiting for it.
+    @Test func completionHandlerWithoutDelegate_runsOnTheSessionsDelegateQueue() async throws {
+        try await withServer { server in
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            let session = makeSession(nil, queue: queue)
+            let ranOnQueue = Outcome<Bool>()
+            session.dataTask(with: server.url("/bytes/300")) { data, _, error in
+                ranOnQueue.set(OperationQueue.current === queue && data?.count == 300 ? true : nil, nil, error)
+            }.resume()
+            let (ran, _, error) = await ranOnQueue.value()
+            #expect(error == nil)
+            #expect(ran == true)
+            session.invalidateAndCancel()
+        }
+    }
+
     @Test func asyncData_perTaskDelegateHearsRedirects() async throws {
         try await withServer { server in
             let session = makeSession(nil)
