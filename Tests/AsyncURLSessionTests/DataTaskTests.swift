@@ -164,6 +164,48 @@ import Testing
         }
     }
 
+    /// The classic completion handler's path: a callback instead of a
+    /// waiting Swift task, called once, also when registered after the end.
+    @Test func whenCollectionEnds_callsBackOnce_thenTakeCollectedResultHasTheBody() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.dataTask(with: server.url("/bytes/70000"))
+            #expect(task.collectBody())
+            task.resume()
+            await withCheckedContinuation { continuation in
+                task.whenCollectionEnds { continuation.resume() }
+            }
+            guard case .success(let (data, response)) = task.takeCollectedResult() else {
+                Issue.record("expected the body")
+                return
+            }
+            #expect(response.statusCode == 200)
+            #expect(data == LoopbackServer.patternBody(count: 70_000))
+            // Registered after the end: called at once.
+            await withCheckedContinuation { continuation in
+                task.whenCollectionEnds { continuation.resume() }
+            }
+        }
+    }
+
+    @Test func takeCollectedResult_ofACancelledTask_isTheCancellation() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.dataTask(with: server.url("/delay/5000"))
+            #expect(task.collectBody())
+            task.resume()
+            task.cancel()
+            await withCheckedContinuation { continuation in
+                task.whenCollectionEnds { continuation.resume() }
+            }
+            guard case .failure(let error) = task.takeCollectedResult() else {
+                Issue.record("expected the cancellation")
+                return
+            }
+            #expect(error.code == .cancelled)
+        }
+    }
+
     @Test func collectBody_afterResume_isRefused_andCollectedDataSaysWhy() async throws {
         try await withServer { server in
             let session = Session(configuration: testConfiguration())

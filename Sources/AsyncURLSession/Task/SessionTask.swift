@@ -125,6 +125,21 @@ public final class SessionTask: Sendable {
         return (data, response)
     }
 
+    /// For the classic API's completion handlers: calls `callback` once a
+    /// task set up with `collectBody()` ends (at once if it has; otherwise
+    /// on an I/O thread, so `callback` must only hand off, e.g. to a queue),
+    /// after which `takeCollectedResult()` gives the outcome. No Swift task
+    /// waits meanwhile.
+    package func whenCollectionEnds(_ callback: @escaping @Sendable () -> Void) {
+        core.whenCollectionEnds(callback)
+    }
+
+    /// The body and response of an ended task set up with `collectBody()`,
+    /// or why it failed.
+    package func takeCollectedResult() -> Result<(Data, HTTPURLResponse), URLError> {
+        core.takeCollectedResult()
+    }
+
     public var events: AsyncThrowingStream<TaskEvent, any Error> {
         // The closure keeps the task (and so the transfer) alive while someone
         // holds the stream, even after the caller dropped the task itself.

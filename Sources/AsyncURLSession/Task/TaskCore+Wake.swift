@@ -16,6 +16,8 @@ extension TaskCore {
     enum Wake {
         case event(UnsafeContinuation<TaskEvent?, any Error>, Result<TaskEvent?, URLError>)
         case collect(UnsafeContinuation<Void, any Error>, Result<Void, URLError>)
+        /// `whenCollectionEnds`: called instead of resuming anybody.
+        case collectCallback(@Sendable () -> Void)
 
         /// Resumes the consumer: now, or at the end of the engine's turn when
         /// called on the engine thread (see `EngineTurn`). Body bytes wake at
@@ -34,6 +36,7 @@ extension TaskCore {
             switch self {
             case .event(let continuation, let result): continuation.resume(with: result)
             case .collect(let continuation, let result): continuation.resume(with: result)
+            case .collectCallback(let callback): callback()
             }
         }
     }
@@ -64,7 +67,12 @@ extension TaskCore {
             guarded.eventWaiter = nil
             return .event(waiter, error.map { .failure($0) } ?? .success(nil))
         case .completeCollect:
-            guard let waiter = guarded.collectWaiter, let end = guarded.pipeline.end else { return nil }
+            guard let end = guarded.pipeline.end else { return nil }
+            if let callback = guarded.collectCallback {
+                guarded.collectCallback = nil
+                return .collectCallback(callback)
+            }
+            guard let waiter = guarded.collectWaiter else { return nil }
             guarded.collectWaiter = nil
             return .collect(waiter, end)
         case .none:

@@ -44,6 +44,8 @@ final class TaskCore: Sendable {
         /// Set while the consumer waits; taken (set to nil) by whoever resumes it.
         var eventWaiter: UnsafeContinuation<TaskEvent?, any Error>?
         var collectWaiter: UnsafeContinuation<Void, any Error>?
+        /// `whenCollectionEnds`'s callback, until the task ends.
+        var collectCallback: (@Sendable () -> Void)?
         var progress: Progress?
         var taskDescription: String?
         var priority: Float = 0.5
@@ -304,6 +306,40 @@ final class TaskCore: Sendable {
             throw error ?? URLError.make(.cancelled, url: failingURLString, reason: "The task was cancelled.")
         }
         return event
+    }
+
+    /// Calls `callback` once the collecting task ends: at once if it has, else
+    /// on the engine thread at the end of the turn that ended it (so it must
+    /// only hand off). Then `takeCollectedResult()` gives the outcome. For
+    /// the classic completion handler, which needs no Swift task to wait.
+    func whenCollectionEnds(_ callback: @escaping @Sendable () -> Void) {
+        let ended = guarded.withLock { guarded -> Bool in
+            if guarded.pipeline.end != nil { return true }
+            guarded.collectCallback = callback
+            return false
+        }
+        if ended { callback() }
+    }
+
+    /// The body and response of a collecting task that ended, or its error.
+    /// Builds Foundation's response on the calling thread.
+    func takeCollectedResult() -> Result<(Data, HTTPURLResponse), URLError> {
+        let (end, body, source) = guarded.withLock {
+            ($0.pipeline.end, $0.pipeline.takeCollectedBody(), $0.pipeline.responseSource)
+        }
+        switch end {
+        case .failure(let error):
+            return .failure(error)
+        case nil:
+            return .failure(URLError.make(
+                .unknown, url: failingURLString, reason: "takeCollectedResult() was called before the task ended."))
+        case .success:
+            guard let response = source?.response else {
+                return .failure(URLError.make(
+                    .badServerResponse, url: failingURLString, reason: "The transfer ended without a response."))
+            }
+            return .success((body, response))
+        }
     }
 
     /// Waits for the whole body (after `useCollectingConsumer()` and `resume()`).

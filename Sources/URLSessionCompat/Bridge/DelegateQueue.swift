@@ -39,6 +39,11 @@ final class DelegateQueue: Sendable {
         queue.addOperation(operation)
     }
 
+    /// Runs `body` in order; returns at once.
+    func post(_ body: @escaping @Sendable () -> Void) {
+        enqueue(body)
+    }
+
     /// Runs `body` in order and returns once it has run.
     func run(_ body: @escaping @Sendable () -> Void) async {
         let slot = AnswerSlot<Void>()

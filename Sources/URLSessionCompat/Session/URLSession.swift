@@ -116,7 +116,25 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     func startDriver(for task: URLSessionTask) {
-        let driver = TaskDriver(session: self, task: task, completion: task.completion, queue: makeDelegateLane())
+        let lane = makeDelegateLane()
+        if task.collectsBody, case .data(let handler) = task.completion {
+            // The core collects the body and calls back at the end; the
+            // handler then runs on the delegate queue. No Swift task waits
+            // meanwhile: a driver task, its continuation and its wait for
+            // the handler were about a fifth of a small request's CPU on
+            // the classic API.
+            task.core.whenCollectionEnds { [self] in
+                lane.post { [self] in
+                    switch task.core.takeCollectedResult() {
+                    case .success(let (body, response)): handler(body, response, nil)
+                    case .failure(let error): handler(nil, task.core.response, error)
+                    }
+                    taskDidCompleteWithoutWaiting(task)
+                }
+            }
+            return
+        }
+        let driver = TaskDriver(session: self, task: task, completion: task.completion, queue: lane)
         Task { await driver.run() }
     }
 
@@ -124,6 +142,15 @@ open class URLSession: NSObject, @unchecked Sendable {
     func taskDidComplete(_ task: URLSessionTask) async {
         let action = guarded.withLock { $0.registry.remove(task.taskIdentifier) }
         await perform(action)
+    }
+
+    /// `taskDidComplete` from a delegate-queue operation, which must not
+    /// wait: an invalidation this completes is reported by a new task (its
+    /// call still comes after the handler that just returned).
+    func taskDidCompleteWithoutWaiting(_ task: URLSessionTask) {
+        let action = guarded.withLock { $0.registry.remove(task.taskIdentifier) }
+        guard action == .reportInvalidation else { return }
+        Task { await perform(action) }
     }
 
     private func perform(_ action: TaskRegistry<URLSessionTask>.Action) async {

@@ -48,10 +48,6 @@ struct TaskDriver: Sendable {
     }
 
     func run() async {
-        if task.collectsBody, case .data(let handler) = completion {
-            await runCollected(handler)
-            return
-        }
         var progress = Progress(current: task, bodyLimit: session.settings.maximumCollectedBodySize)
         var failure: (any Error)?
         do {
@@ -66,25 +62,6 @@ struct TaskDriver: Sendable {
         }
         await finish(progress, error: failure)
         await session.taskDidComplete(progress.current)
-    }
-
-    /// A completion handler with no delegate: the core collected the body;
-    /// only the handler is called, on the delegate queue.
-    private func runCollected(_ handler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void) async {
-        let result: Result<Data, any Error>
-        do {
-            result = .success(try await task.core.collectedData().0)
-        } catch {
-            result = .failure(error)
-        }
-        let response = task.core.response
-        await queue.run {
-            switch result {
-            case .success(let body): handler(body, response, nil)
-            case .failure(let error): handler(nil, response, error)
-            }
-        }
-        await session.taskDidComplete(task)
     }
 
     private enum Step { case next, handedOver }
