@@ -94,6 +94,31 @@ import Testing
         }
     }
 
+    /// Cancelled while busy between two pulls: AsyncThrowingStream ends the
+    /// stream at the next pull without asking for an event, and the
+    /// transfer must still be cancelled, not run on unnoticed.
+    @Test func cancellingTheIteratingSwiftTaskBetweenPulls_cancelsTheTransfer() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.dataTask(with: server.url("/drip/100000?chunk=10&interval=20"))
+            task.resume()
+            let consumer = Task {
+                var pulled = 0
+                for try await _ in task.events {
+                    pulled += 1
+                    // Busy between pulls, not waiting on one.
+                    if pulled == 1 { try? await Task.sleep(for: .seconds(10)) }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            consumer.cancel()
+            _ = await consumer.result
+            for _ in 0..<200 where task.state != .completed { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(task.state == .completed)
+            #expect(task.error.flatMap { $0.urlErrorCode } == .cancelled)
+        }
+    }
+
     /// Events already queued are taken at once (no suspension): a consumer
     /// behind the network must still see a cancel at its next pull, not the
     /// rest of the queue.

@@ -21,8 +21,11 @@ import FoundationNetworking
 /// `events` has one consumer: iterate it from one place. Pulling is what moves
 /// the body: a consumer that stops pulling pauses the transfer once about
 /// `streamBufferHighWatermark` bytes wait for it. Cancelling the Swift task
-/// that iterates cancels the transfer. When the last reference to an
-/// unfinished task (and to its `events`) goes away, the transfer is cancelled.
+/// that iterates cancels the transfer: a pull that is waiting throws
+/// `URLError(.cancelled)`; between two pulls the stream ends, as an
+/// `AsyncThrowingStream` does when its consumer is cancelled, and `error` is
+/// then `URLError(.cancelled)`. When the last reference to an unfinished task
+/// (and to its `events`) goes away, the transfer is cancelled.
 public final class SessionTask: Sendable {
     let core: TaskCore
 
@@ -143,6 +146,25 @@ public final class SessionTask: Sendable {
     public var events: AsyncThrowingStream<TaskEvent, any Error> {
         // The closure keeps the task (and so the transfer) alive while someone
         // holds the stream, even after the caller dropped the task itself.
-        AsyncThrowingStream(unfolding: { [self] in try await self.core.nextEvent() })
+        let watch = StreamCancellationWatch(task: self)
+        return AsyncThrowingStream(unfolding: { [watch] in try await watch.task.core.nextEvent() })
+    }
+}
+
+/// Cancels a task's transfer when its `events` stream drops the producer
+/// inside a cancelled Swift task. `AsyncThrowingStream(unfolding:)` does that
+/// when the consuming task was cancelled between two pulls: it ends the
+/// stream without calling the producer again, so `nextEvent()` never sees
+/// the cancellation, and the transfer ran on (found by a test that cancels a
+/// consumer while it sleeps between pulls).
+private final class StreamCancellationWatch: Sendable {
+    let task: SessionTask
+
+    init(task: SessionTask) {
+        self.task = task
+    }
+
+    deinit {
+        if Task.isCancelled { task.core.cancel() }
     }
 }
