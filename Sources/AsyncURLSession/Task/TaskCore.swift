@@ -322,7 +322,8 @@ final class TaskCore: Sendable {
     }
 
     /// The body and response of a collecting task that ended, or its error.
-    /// Builds Foundation's response on the calling thread.
+    /// Foundation's response is built here, on the consumer's thread, not on
+    /// the engine thread (see ResponseSource).
     func takeCollectedResult() -> Result<(Data, HTTPURLResponse), URLError> {
         let (end, body, source) = guarded.withLock {
             ($0.pipeline.end, $0.pipeline.takeCollectedBody(), $0.pipeline.responseSource)
@@ -357,14 +358,7 @@ final class TaskCore: Sendable {
         } onCancel: {
             self.cancel()
         }
-        let (body, source) = guarded.withLock { ($0.pipeline.takeCollectedBody(), $0.pipeline.responseSource) }
-        // Foundation's response is built here, on the consumer's thread, not
-        // on the engine thread (see ResponseSource).
-        guard let response = source?.response else {
-            throw URLError.make(
-                .badServerResponse, url: failingURLString, reason: "The transfer ended without a response.")
-        }
-        return (body, response)
+        return try takeCollectedResult().get()
     }
 
     // MARK: - Ending

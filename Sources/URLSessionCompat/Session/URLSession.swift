@@ -140,15 +140,18 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     /// The task's completion has been delivered.
     func taskDidComplete(_ task: URLSessionTask) async {
-        let action = guarded.withLock { $0.registry.remove(task.taskIdentifier) }
-        await perform(action)
+        await perform(forget(task))
+    }
+
+    private func forget(_ task: URLSessionTask) -> TaskRegistry<URLSessionTask>.Action {
+        guarded.withLock { $0.registry.remove(task.taskIdentifier) }
     }
 
     /// `taskDidComplete` from a delegate-queue operation, which must not
     /// wait: an invalidation this completes is reported by a new task (its
     /// call still comes after the handler that just returned).
     func taskDidCompleteWithoutWaiting(_ task: URLSessionTask) {
-        let action = guarded.withLock { $0.registry.remove(task.taskIdentifier) }
+        let action = forget(task)
         guard action == .reportInvalidation else { return }
         Task { await perform(action) }
     }
