@@ -121,7 +121,7 @@ open class URLSession: NSObject, @unchecked Sendable {
             // The core collects the body and calls back at the end; the
             // handler then runs on the delegate queue. No Swift task waits
             // meanwhile: a driver task, its continuation and its wait for
-            // the handler were about a fifth of a small request's CPU on
+            // the handler were about a tenth of a small request's CPU on
             // the classic API.
             task.core.whenCollectionEnds { [self] in
                 lane.post { [self] in
