@@ -38,15 +38,37 @@ import Testing
         #expect(pipeline.resume() == .startTransfer)
     }
 
-    @Test func body_whenConsumerWaiting_isHandedOverWithoutBuffering() {
+    @Test func body_whenConsumerWaiting_isHandedOverAfterTheRead() {
         var pipeline = runningPipeline()
         guard case .wait = pipeline.next() else { Issue.record("expected wait"); return }
         let action = pipeline.receivedBody(count: 5) { Data(count: 5) }
-        guard case .accept(.wakeConsumer(.data(let chunk))) = action else {
-            Issue.record("expected direct hand-over, got \(action)")
+        guard case .accept(.handOffAfterRead) = action else {
+            Issue.record("expected a hand-off after the read, got \(action)")
+            return
+        }
+        guard case .deliver(.data(let chunk), _)? = pipeline.handOffQueued() else {
+            Issue.record("the parked consumer was not handed the queued bytes")
             return
         }
         #expect(chunk.count == 5)
+        #expect(pipeline.handOffQueued() == nil, "handed over twice")
+    }
+
+    @Test func handOff_afterTheConsumerWasReachedOtherwise_doesNothing() {
+        var pipeline = runningPipeline()
+        guard case .wait = pipeline.next() else { Issue.record("expected wait"); return }
+        _ = pipeline.receivedBody(count: 5) { Data(count: 5) }
+        // Cancelled before the read's hand-off ran: the consumer gets the end instead.
+        guard case .cancelTransfer = pipeline.cancel(error: URLError(.cancelled)) else {
+            Issue.record("expected the transfer to be stopped")
+            return
+        }
+        guard case .endStream(let error) = pipeline.finish(error: nil, metrics: nil) else {
+            Issue.record("expected the parked consumer to be ended")
+            return
+        }
+        #expect(error?.code == .cancelled)
+        #expect(pipeline.handOffQueued() == nil)
     }
 
     @Test func nextIfReady_takesAQueuedEvent_andOtherwiseDoesNotParkTheConsumer() {
@@ -244,18 +266,42 @@ extension TaskPipeline {
         #expect(chunks(&pipeline) == [Data([1, 2, 3]), Data([4, 5])])
     }
 
+    @Test func writesOfOneRead_reachAParkedConsumerAsOneChunk() {
+        var pipeline = runningPipeline()
+        guard case .wait = pipeline.next() else { Issue.record("expected wait"); return }
+        let full = TaskPipeline.fullWrite
+        let writes = (0..<4).map { index in [UInt8](repeating: UInt8(index), count: full) }
+        let actions = writes.map { write(&pipeline, $0) }
+        guard case .accept(.handOffAfterRead) = actions[0] else {
+            Issue.record("the first write did not ask for a hand-off: \(actions[0])")
+            return
+        }
+        for action in actions.dropFirst() {
+            guard case .accept(.none) = action else { Issue.record("a later write woke again: \(action)"); return }
+        }
+        guard case .deliver(.data(let chunk), _)? = pipeline.handOffQueued() else {
+            Issue.record("nothing handed over")
+            return
+        }
+        #expect(chunk == Data(writes.joined()))
+    }
+
     @Test func chunkTakenByTheConsumer_isNeverAppendedTo() {
         var pipeline = runningPipeline()
         let full = [UInt8](repeating: 7, count: TaskPipeline.fullWrite)
         _ = write(&pipeline, full)
         let first = chunks(&pipeline)  // drains, then parks the consumer
-        guard case .accept(.wakeConsumer(.data(let handedOver))) = write(&pipeline, [8, 8, 8]) else {
-            Issue.record("the parked consumer was not handed the next bytes")
+        guard case .accept(.handOffAfterRead) = write(&pipeline, full) else {
+            Issue.record("the parked consumer was not to be handed the next bytes")
+            return
+        }
+        guard case .deliver(.data(let handedOver), _)? = pipeline.handOffQueued() else {
+            Issue.record("nothing handed over")
             return
         }
         _ = write(&pipeline, [9])
-        #expect(first == [Data(full)], "the chunk the consumer holds changed")
-        #expect(handedOver == Data([8, 8, 8]))
+        #expect(first == [Data(full)], "the chunk the consumer held changed")
+        #expect(handedOver == Data(full), "the chunk the consumer holds changed")
         #expect(chunks(&pipeline) == [Data([9])])
     }
 

@@ -72,6 +72,7 @@ extension TaskCore {
             }
             Self.updateProgress(&guarded)
             switch action {
+            case .accept(.handOffAfterRead): return .verdict(.accepted, .handOffAfterRead(self))
             case .accept(let delivery): return .verdict(.accepted, Self.wake(for: delivery, in: &guarded))
             case .pause: return .verdict(.pause, nil)
             case .abort(let error): return .verdict(.abort(error), nil)

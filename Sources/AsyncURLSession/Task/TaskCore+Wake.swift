@@ -18,6 +18,9 @@ extension TaskCore {
         case collect(UnsafeContinuation<Void, any Error>, Result<Void, URLError>)
         /// `whenCollectionEnds`: called instead of resuming anybody.
         case collectCallback(@Sendable () -> Void)
+        /// Body bytes queued for a parked consumer: handed over after the
+        /// engine's current read (`TaskPipeline.DeliveryAction.handOffAfterRead`).
+        case handOffAfterRead(TaskCore)
 
         /// Resumes the consumer: now, or at the end of the engine's turn when
         /// called on the engine thread (see `EngineTurn`). Body bytes wake at
@@ -25,11 +28,14 @@ extension TaskCore {
         /// which is what a large body needs (held to the turn's end, one
         /// 256 MiB GET ran about 15% slower).
         func run() {
-            if case .event(_, .success(.some(.data))) = self {
+            switch self {
+            case .event(_, .success(.some(.data))):
                 resumeNow()
-                return
+            case .handOffAfterRead(let core):
+                EngineTurn.afterRead { core.handOffQueuedEvent() }
+            default:
+                EngineTurn.atEnd { resumeNow() }
             }
-            EngineTurn.atEnd { resumeNow() }
         }
 
         private func resumeNow() {
@@ -37,8 +43,25 @@ extension TaskCore {
             case .event(let continuation, let result): continuation.resume(with: result)
             case .collect(let continuation, let result): continuation.resume(with: result)
             case .collectCallback(let callback): callback()
+            case .handOffAfterRead(let core): core.handOffQueuedEvent()
             }
         }
+    }
+
+    /// Hands the parked consumer the event queued for it by a read, unless
+    /// something else reached it first.
+    func handOffQueuedEvent() {
+        let handOff = guarded.withLock { guarded -> (UnsafeContinuation<TaskEvent?, any Error>, TaskEvent, Bool, TransferID?)? in
+            guard let waiter = guarded.eventWaiter,
+                case .deliver(let event, let resumeReceiving)? = guarded.pipeline.handOffQueued()
+            else { return nil }
+            guarded.eventWaiter = nil
+            Self.noteDelivered(event, in: &guarded)
+            return (waiter, event, resumeReceiving, guarded.transferID)
+        }
+        guard let (waiter, event, resumeReceiving, id) = handOff else { return }
+        if resumeReceiving, let id { engine.resumeReceiving(id, in: context.engineID) }
+        waiter.resume(returning: event)
     }
 
     static func wake(for action: TaskPipeline.DeliveryAction, in guarded: inout Guarded) -> Wake? {

@@ -179,6 +179,10 @@ struct TaskPipeline {
     enum DeliveryAction {
         /// Hand this event to the parked consumer.
         case wakeConsumer(TaskEvent)
+        /// The parked consumer's next event is queued and may still grow:
+        /// hand it over once the engine's current read is in
+        /// (`handOffQueued()`).
+        case handOffAfterRead
         case none
     }
 
@@ -268,17 +272,19 @@ struct TaskPipeline {
         }
         bytesReceived += Int64(count)
         if queue.appendToOpenChunk(count: count, append) { return .accept(.none) }
-        if consumerWaiting && queue.isEmpty {
-            // Handed over at once: it cannot grow, so no room is reserved.
-            return .accept(enqueue(.data(makeChunk(count))))
-        }
+        // A parked consumer is not handed these bytes at once: the rest of
+        // the same read (libcurl writes a 64 KiB read as four 16 KiB writes)
+        // joins them first. Woken per write, a consumer faster than the
+        // network took each 16 KiB and parked again: four futex wakes and
+        // waits per read.
+        let handOff = consumerWaiting && queue.isEmpty
         // Room only while the consumer keeps up: behind a slow one (the
         // queue a quarter full or more) chunks stay exact, which kept a 1 GiB
         // body read at 150 MiB/s about 3 MiB lower in peak RSS.
         let keepingUp = queue.bufferedBytes < highWatermark / 4
         let capacity = count == Self.fullWrite && keepingUp ? Self.coalescedChunkCapacity : count
         queue.appendChunk(makeChunk(capacity), room: capacity - count)
-        return .accept(.none)
+        return .accept(handOff ? .handOffAfterRead : .none)
     }
 
     /// Body bytes for a collecting consumer, appended by `append`. (A
@@ -470,6 +476,15 @@ struct TaskPipeline {
             }
         }
         return nil
+    }
+
+    /// After a read (`DeliveryAction.handOffAfterRead`): the queue's head for
+    /// the consumer if it is still parked, nil if anything else reached it
+    /// meanwhile (the end, a cancel).
+    mutating func handOffQueued() -> NextAction? {
+        guard consumerWaiting, let action = nextIfReady(), case .deliver = action else { return nil }
+        consumerWaiting = false
+        return action
     }
 
     private mutating func enqueue(_ event: TaskEvent) -> DeliveryAction {

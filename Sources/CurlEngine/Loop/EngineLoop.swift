@@ -101,6 +101,7 @@ final class EngineLoop {
         if events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { mask |= Int32(CURL_CSELECT_ERR) }
         var running: Int32 = 0
         _ = curl_multi_socket_action(session.raw, socket, mask, &running)
+        EngineTurn.flushReads(turn)
         finishCompletedTransfers(in: session)
     }
 

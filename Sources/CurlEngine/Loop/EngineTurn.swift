@@ -23,6 +23,8 @@ package enum EngineTurn {
         /// Which engine thread (shard) this is.
         let shard: Int
         fileprivate var work: [@Sendable () -> Void] = []
+        /// Held until the current `curl_multi_socket_action` returns (see `afterRead`).
+        fileprivate var readWork: [@Sendable () -> Void] = []
         fileprivate var jobs: [UnownedJob] = []
 
         /// The monotonic time at the start of the current turn. libcurl calls
@@ -37,7 +39,7 @@ package enum EngineTurn {
         }
 
         /// Whether work is held, so the engine does not block with some left.
-        var hasWork: Bool { !work.isEmpty || !jobs.isEmpty }
+        var hasWork: Bool { !work.isEmpty || !jobs.isEmpty || !readWork.isEmpty }
     }
 
     /// Holds each engine thread's `State`; nil on every other thread.
@@ -64,6 +66,35 @@ package enum EngineTurn {
         state.work.append(work)
     }
 
+    /// On an engine thread: runs `work` once libcurl's current read is in
+    /// (when the socket action that delivers it returns, or at the turn's
+    /// end, whichever comes first). Anywhere else: runs it now.
+    ///
+    /// Why not at once or at the turn's end: libcurl hands one read to the
+    /// write callback in 16 KiB pieces. Woken by the first piece, a fast
+    /// consumer took it and parked again before the next: a futex wake per
+    /// piece. Held to the turn's end, a consumer of a large body started
+    /// only after every socket of the turn was read (one 256 MiB GET was
+    /// about 30% slower than waking at once, before pieces coalesced).
+    package static func afterRead(_ work: @escaping @Sendable () -> Void) {
+        guard let state = current else {
+            work()
+            return
+        }
+        state.readWork.append(work)
+    }
+
+    /// Engine thread, after each socket action: runs what `afterRead` held.
+    static func flushReads(_ state: State) {
+        guard !state.readWork.isEmpty else { return }
+        var work: [@Sendable () -> Void] = []
+        swap(&work, &state.readWork)
+        for item in work { item() }
+        // Keeps the array's storage for the next read.
+        work.removeAll(keepingCapacity: true)
+        if state.readWork.isEmpty { swap(&work, &state.readWork) }
+    }
+
     /// Which engine thread the caller is, nil off the engine threads.
     static var currentShard: Int? { current?.shard }
 
@@ -86,6 +117,7 @@ package enum EngineTurn {
     static func flush(_ state: State, runningJobsOn executor: EngineExecutor) {
         for _ in 0..<4 {
             if !state.hasWork { return }
+            flushReads(state)
             // Taken by swapping: copying and then emptying the held arrays
             // would allocate new ones of the same capacity every turn.
             var work: [@Sendable () -> Void] = []
