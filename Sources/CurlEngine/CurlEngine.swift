@@ -114,7 +114,8 @@ package final class CurlEngine: Sendable {
     package func makeSession(options: EngineSessionOptions) -> TransferPlacement {
         let limit = options.maximumConnectionsPerHost
         let count = limit > 0 ? min(shards.count, limit) : shards.count
-        return TransferPlacement(session: EngineSessionID(serial: nextSerial(), shardCount: count))
+        return TransferPlacement(
+            session: EngineSessionID(serial: nextSerial(), shardCount: count), connectionLimit: max(0, limit))
     }
 
     /// A new transfer of `url` in the session of `placement`, placed on an

@@ -4,8 +4,8 @@ import Testing
 
 /// Which engine thread (shard) each transfer of a session runs on.
 @Suite struct TransferPlacementTests {
-    private func placement(shards: Int, serial: UInt64 = 7) -> TransferPlacement {
-        TransferPlacement(session: EngineSessionID(serial: serial, shardCount: shards))
+    private func placement(shards: Int, serial: UInt64 = 7, connectionLimit: Int = 0) -> TransferPlacement {
+        TransferPlacement(session: EngineSessionID(serial: serial, shardCount: shards), connectionLimit: connectionLimit)
     }
 
     @Test func requestsOneAfterTheOther_stayOnOneShard() {
@@ -24,6 +24,24 @@ import Testing
         let placement = placement(shards: 2)
         for _ in 0..<64 { _ = placement.place("http://127.0.0.1:8080/a") }
         #expect(placement.transfersInFlight == [32, 32])
+    }
+
+    /// Code on the I/O executor stays on its engine thread, but not past that
+    /// thread's share of the per-host limit while another shard has room:
+    /// the transfer would wait there for a connection.
+    @Test func cleartextFromAnEngineThread_neverOverfillsItsShareOfTheConnectionLimit() {
+        let placement = placement(shards: 2, connectionLimit: 200)
+        for _ in 0..<200 { _ = placement.place("http://127.0.0.1:8080/drip", from: 0) }
+        #expect(placement.transfersInFlight == [100, 100])
+        // Both full: the caller's own shard again (it queues either way).
+        #expect(placement.place("http://127.0.0.1:8080/drip", from: 1) == 1)
+    }
+
+    /// An odd limit splits unevenly; each shard fills to its own share.
+    @Test func oddConnectionLimit_fillsEachShardToItsShare() {
+        let placement = placement(shards: 2, connectionLimit: 5)
+        for _ in 0..<5 { _ = placement.place("http://127.0.0.1:8080/a", from: nil) }
+        #expect(placement.transfersInFlight == [3, 2])
     }
 
     /// HTTP/2 needs TLS here: one origin's requests share one shard so that

@@ -17,6 +17,11 @@ import Synchronization
 ///   `Session.ioExecutor`) unless that one has clearly more. Requests made
 ///   one after the other therefore stay on one shard and reuse its pooled
 ///   connection; many at once spread over every shard.
+/// - A shard whose share of the per-host connection limit is taken gets no
+///   cleartext transfer while another shard has room: there it would wait
+///   for a connection of its own shard although the session's limit allows
+///   one more. (Found with 200 slow transfers from the I/O executor: 6 of
+///   them waited for the first 100 to end, doubling the run.)
 ///
 /// Counts are per session, so one session's traffic does not push another's
 /// requests away from their pooled connections.
@@ -29,16 +34,23 @@ package final class TransferPlacement: Sendable {
     static let http2SpillThreshold = 16
     /// Transfers placed and not yet finished, per shard of the session.
     private let inFlight: Mutex<[Int]>
+    /// Each shard's share of the per-host connection limit (see
+    /// `EngineSessionOptions.part`); all 0 when there is no limit.
+    private let connectionShares: [Int]
 
-    init(session: EngineSessionID) {
+    /// `connectionLimit`: the session's per-host limit, 0 for none.
+    init(session: EngineSessionID, connectionLimit: Int = 0) {
         self.session = session
         let count = session.shardCount
         home = Int((session.rawValue >> CurlEngine.shardBits) % UInt64(count))
         inFlight = Mutex([Int](repeating: 0, count: count))
+        let options = EngineSessionOptions(maximumConnectionsPerHost: max(0, connectionLimit))
+        connectionShares = (0..<count).map { options.part($0, of: count).maximumConnectionsPerHost }
     }
 
     /// The shard for a transfer of `url`, counted as placed until `finished`.
-    func place(_ url: String) -> Int {
+    /// `callingShard`: the engine thread the caller runs on, if any.
+    func place(_ url: String, from callingShard: Int? = EngineTurn.currentShard) -> Int {
         let count = session.shardCount
         if count == 1 {
             inFlight.withLock { $0[0] += 1 }
@@ -55,15 +67,22 @@ package final class TransferPlacement: Sendable {
                 return chosen
             }
         }
-        let current = EngineTurn.currentShard
+        let shares = connectionShares
         return inFlight.withLock { counts in
+            // Load relative to each shard's share of the connection limit
+            // (shares differ by one when the limit is odd).
             var least = home
-            for index in counts.indices where counts[index] < counts[least] { least = index }
+            for index in counts.indices where counts[index] - shares[index] < counts[least] - shares[least] {
+                least = index
+            }
             var chosen = least
             // Staying on the calling engine thread saves a hand-off, unless
-            // that thread is clearly busier: then the transfer moves, and the
-            // code that waits for it resumes where it ran.
-            if let current, current < count, counts[current] <= counts[least] + 1 + counts[least] / 8 {
+            // that thread is clearly busier or out of connections: then the
+            // transfer moves, and the code that waits for it resumes where it ran.
+            if let current = callingShard, current < count,
+                counts[current] <= counts[least] + 1 + counts[least] / 8,
+                shares[current] == 0 || counts[current] < shares[current] || counts[least] >= shares[least]
+            {
                 chosen = current
             }
             counts[chosen] += 1
