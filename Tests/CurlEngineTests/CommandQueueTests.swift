@@ -18,11 +18,11 @@ import Testing
         let queue = CommandQueue()
         queue.enqueue(command)
         #expect(takeSignal(queue) == nil)
-        #expect(queue.hasPending)
+        #expect(!queue.prepareToSleep(), "a command waits")
         var batch: [EngineCommand] = []
         queue.drain(into: &batch)
         #expect(batch.count == 1)
-        #expect(!queue.hasPending)
+        #expect(queue.prepareToSleep(), "drained")
     }
 
     @Test func enqueue_afterPrepareToSleep_writesOnceForABurst() {

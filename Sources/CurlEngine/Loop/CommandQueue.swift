@@ -60,11 +60,6 @@ final class CommandQueue: Sendable {
         state.withLock { $0.engineSleeping = false }
     }
 
-    /// Whether commands wait, for the engine's short spin before sleeping.
-    var hasPending: Bool {
-        state.withLock { !$0.queue.isEmpty }
-    }
-
     /// Takes every queued command. Called on the engine thread only.
     func drain(into batch: inout [EngineCommand]) {
         let signaled = state.withLock { state -> Bool in
