@@ -1,0 +1,77 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+@testable import URLSessionCompat
+
+/// One task's lane on the delegate queue: calls run in order, on the queue,
+/// never two at once, however fast they are posted.
+@Suite struct DelegateQueueTests {
+    /// What the calls saw, appended in the order they ran.
+    private final class Record: Sendable {
+        private let state = Mutex<(order: [Int], offQueue: Int, overlaps: Int, running: Bool)>(([], 0, 0, false))
+
+        func run(_ index: Int, expecting queue: OperationQueue) {
+            state.withLock { state in
+                if state.running { state.overlaps += 1 }
+                state.running = true
+                if OperationQueue.current !== queue { state.offQueue += 1 }
+                state.order.append(index)
+            }
+            state.withLock { $0.running = false }
+        }
+
+        var snapshot: (order: [Int], offQueue: Int, overlaps: Int) {
+            state.withLock { ($0.order, $0.offQueue, $0.overlaps) }
+        }
+    }
+
+    /// Regression: with one operation per call chained by `addDependency`, a
+    /// call posted while the previous one was finishing sometimes never ran
+    /// (corelibs' OperationQueue lost the dependency) and the transfer hung.
+    @Test func manyPostedCalls_allRunInOrder_onAConcurrentQueue() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 4
+        let lane = DelegateQueue(queue: queue)
+        let record = Record()
+        let count = 20_000
+        try await withTimeLimit(60) {
+            for index in 0..<count {
+                if index % 97 == 0 {
+                    await lane.run { record.run(index, expecting: queue) }
+                } else {
+                    await lane.post(bytes: 16 << 10) { record.run(index, expecting: queue) }
+                }
+            }
+            await lane.run {}
+        }
+        let (order, offQueue, overlaps) = record.snapshot
+        #expect(order == Array(0..<count))
+        #expect(offQueue == 0, "calls ran outside the delegate queue")
+        #expect(overlaps == 0, "two calls of one lane ran at once")
+    }
+
+    /// Two lanes on one serial queue both make progress: a busy lane hands
+    /// the queue over after a batch instead of holding it.
+    @Test func busyLane_letsAnotherLaneRun() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let busy = DelegateQueue(queue: queue)
+        let other = DelegateQueue(queue: queue)
+        let otherRanAfter = Mutex<Int?>(nil)
+        let busyCalls = Mutex(0)
+        try await withTimeLimit(60) {
+            queue.isSuspended = true
+            for _ in 0..<(DelegateQueue.callsPerOperation * 4) {
+                busy.post { busyCalls.withLock { $0 += 1 } }
+            }
+            other.post { otherRanAfter.withLock { $0 = busyCalls.withLock { $0 } } }
+            queue.isSuspended = false
+            await busy.run {}
+            await other.run {}
+        }
+        let ranAfter = try #require(otherRanAfter.withLock { $0 })
+        #expect(ranAfter < DelegateQueue.callsPerOperation * 4, "the other lane waited for every call of the busy one")
+    }
+}
