@@ -45,6 +45,35 @@ import URLSessionCompat
         }
     }
 
+    /// Handlers of tasks without a delegate share one lane on a serial queue,
+    /// but a concurrent queue may still run two at once, as its owner asked:
+    /// here the first handler waits for the second.
+    @Test func handlersWithoutDelegate_onAConcurrentQueue_mayOverlap() async throws {
+        try await withServer { server in
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 2
+            let session = makeSession(nil, queue: queue)
+            let secondRan = DispatchSemaphore(value: 0)
+            let first = Outcome<Bool>()
+            let second = Outcome<Bool>()
+            session.dataTask(with: server.url("/bytes/10")) { _, _, error in
+                let sawSecond = secondRan.wait(timeout: .now() + 10) == .success
+                first.set(sawSecond, nil, error)
+            }.resume()
+            // The second request starts once the first handler is running.
+            try await Task.sleep(for: .milliseconds(200))
+            session.dataTask(with: server.url("/bytes/10")) { _, _, error in
+                secondRan.signal()
+                second.set(true, nil, error)
+            }.resume()
+            let (sawSecond, _, error) = await first.value()
+            _ = await second.value()
+            #expect(error == nil)
+            #expect(sawSecond == true, "the second handler waited for the first on a concurrent queue")
+            session.invalidateAndCancel()
+        }
+    }
+
     @Test func dataTask_withoutDelegate_cancelled_givesTheCancelledError() async throws {
         try await withServer { server in
             let session = makeSession(nil)

@@ -18,6 +18,9 @@ open class URLSession: NSObject, @unchecked Sendable {
     public let asyncSession: Session
     private let configurationCopy: URLSessionConfiguration
     public let delegateQueue: OperationQueue
+    /// The lane completion handlers of tasks without a delegate share on a
+    /// serial delegate queue (see `startDriver`).
+    private let completionLane: DelegateQueue
     private let isShared: Bool
     private let guarded: Mutex<Guarded>
 
@@ -36,6 +39,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         asyncSession = Session.shared
         configurationCopy = URLSessionConfiguration.default
         delegateQueue = Self.serialQueue()
+        completionLane = DelegateQueue(queue: delegateQueue)
         isShared = true
         guarded = Mutex(Guarded())
         super.init()
@@ -56,6 +60,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         configurationCopy = configuration.copy() as? URLSessionConfiguration ?? configuration
         asyncSession = Session(configuration: configurationCopy.sessionConfiguration)
         delegateQueue = queue ?? Self.serialQueue()
+        completionLane = DelegateQueue(queue: delegateQueue)
         isShared = false
         guarded = Mutex(Guarded(delegate: delegate))
         super.init()
@@ -116,13 +121,18 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     func startDriver(for task: URLSessionTask) {
-        let lane = makeDelegateLane()
         if task.collectsBody, case .data(let handler) = task.completion {
             // The core collects the body and calls back at the end; the
             // handler then runs on the delegate queue. No Swift task waits
             // meanwhile: a driver task, its continuation and its wait for
             // the handler were about a tenth of a small request's CPU on
             // the classic API.
+            // Such a task makes no other delegate call, so on a serial queue
+            // (which runs handlers one at a time anyway) the handlers of all
+            // tasks share one lane: handlers that complete together run in
+            // one operation instead of an operation each. A concurrent
+            // queue keeps one lane per task, so handlers may still overlap.
+            let lane = delegateQueue.maxConcurrentOperationCount == 1 ? completionLane : makeDelegateLane()
             task.core.whenCollectionEnds { [self] in
                 lane.post { [self] in
                     switch task.core.takeCollectedResult() {
@@ -134,7 +144,7 @@ open class URLSession: NSObject, @unchecked Sendable {
             }
             return
         }
-        let driver = TaskDriver(session: self, task: task, completion: task.completion, queue: lane)
+        let driver = TaskDriver(session: self, task: task, completion: task.completion, queue: makeDelegateLane())
         Task { await driver.run() }
     }
 
