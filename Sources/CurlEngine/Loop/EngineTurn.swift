@@ -79,8 +79,9 @@ package enum EngineTurn {
     /// write callback in 16 KiB pieces. Woken by the first piece, a fast
     /// consumer took it and parked again before the next: a futex wake per
     /// piece. Held to the turn's end, a consumer of a large body started
-    /// only after every socket of the turn was read (one 256 MiB GET was
-    /// about 30% slower than waking at once, before pieces coalesced).
+    /// only after every socket of the turn was read and the commands and
+    /// timers had run: one 256 MiB GET through `task.events` made 1,623
+    /// against 2,139 MB/s (medians of 7 alternating runs).
     package static func afterRead(_ work: @escaping @Sendable () -> Void) {
         guard let state = current else {
             work()
