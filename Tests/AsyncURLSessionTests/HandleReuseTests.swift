@@ -29,6 +29,23 @@ import Testing
         }
     }
 
+    /// The default User-Agent is a handle option, kept between transfers of
+    /// one shape: a request with its own sends only that one, and the next
+    /// default request the default again.
+    @Test func userAgent_defaultOrOwn_exactlyOnePerRequest() async throws {
+        try await withServer { server in
+            let session = oneConnectionSession()
+            for own in [nil, "Custom/1", nil, nil, "Custom/2"] as [String?] {
+                var request = URLRequest(url: server.url("/echo"))
+                if let own { request.setValue(own, forHTTPHeaderField: "User-Agent") }
+                let (data, _) = try await session.data(for: request)
+                let echo = try JSONDecoder().decode(Echo.self, from: data)
+                let agents = echo.headers.filter { $0.first?.lowercased() == "user-agent" }.compactMap { $0.last }
+                #expect(agents == [own ?? "AsyncURLSession"])
+            }
+        }
+    }
+
     @Test func sameShapeUploads_eachSendsItsOwnBody() async throws {
         try await withServer { server in
             let session = oneConnectionSession()

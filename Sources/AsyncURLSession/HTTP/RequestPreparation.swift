@@ -73,9 +73,6 @@ enum RequestPreparation {
             }
             headers.append((name: name, value: value))
         }
-        if !hasUserAgent {
-            headers.append((name: "User-Agent", value: "AsyncURLSession"))
-        }
 
         let idle = request.timeoutInterval != defaultRequestTimeout
             ? request.timeoutInterval : configuration.timeoutIntervalForRequest
@@ -88,6 +85,7 @@ enum RequestPreparation {
             resourceTimeout: configuration.timeoutIntervalForResource,
             trustRootsPEM: configuration.tlsTrustRootsPEM,
             acceptEncoding: acceptEncoding,
+            userAgent: hasUserAgent ? nil : "AsyncURLSession",
             authentication: credential.flatMap(authentication(for:))))
     }
 

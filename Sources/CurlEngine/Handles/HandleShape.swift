@@ -17,6 +17,7 @@ struct HandleShape: Equatable {
     let hasBody: Bool
     let usesTLS: Bool
     let acceptEncoding: String?
+    let userAgent: String?
     let idleTimeout: Double
     let resourceTimeout: Double
     let trustRootsPEM: Data?
@@ -28,6 +29,7 @@ struct HandleShape: Equatable {
         if case .none = request.body { hasBody = false } else { hasBody = true }
         usesTLS = request.url.hasPrefixIgnoringASCIICase("https:")
         acceptEncoding = request.acceptEncoding
+        userAgent = request.userAgent
         idleTimeout = request.idleTimeout
         resourceTimeout = request.resourceTimeout
         trustRootsPEM = request.trustRootsPEM

@@ -193,6 +193,9 @@ final class Transfer {
         if let encoding = request.acceptEncoding {
             check(handle.set(CURLOPT_ACCEPT_ENCODING, encoding))
         }
+        if let userAgent = request.userAgent {
+            check(handle.set(CURLOPT_USERAGENT, userAgent))
+        }
         if request.resourceTimeout > 0, request.resourceTimeout.isFinite {
             check(handle.set(CURLOPT_TIMEOUT_MS, Self.milliseconds(request.resourceTimeout)))
         }

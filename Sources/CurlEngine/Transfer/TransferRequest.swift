@@ -45,6 +45,11 @@ package struct TransferRequest: Sendable {
     /// The value for Accept-Encoding that libcurl both sends and decodes;
     /// "" means every encoding libcurl supports.
     package var acceptEncoding: String?
+    /// Sent as User-Agent when `headers` has none. An option rather than a
+    /// header line: it stays on a recycled handle of the same shape, and a
+    /// default GET then has no custom header lines at all, so libcurl has no
+    /// list to build, scan for each header it adds, and free per request.
+    package var userAgent: String?
     package var authentication: Authentication?
     /// False when nobody can read this transfer's metrics: the engine then
     /// skips reading them from libcurl (a dozen getinfo calls) unless it fails.
@@ -59,6 +64,7 @@ package struct TransferRequest: Sendable {
         resourceTimeout: Double,
         trustRootsPEM: Data?,
         acceptEncoding: String?,
+        userAgent: String? = nil,
         authentication: Authentication? = nil
     ) {
         self.url = url
@@ -69,6 +75,7 @@ package struct TransferRequest: Sendable {
         self.resourceTimeout = resourceTimeout
         self.trustRootsPEM = trustRootsPEM
         self.acceptEncoding = acceptEncoding
+        self.userAgent = userAgent
         self.authentication = authentication
     }
 
