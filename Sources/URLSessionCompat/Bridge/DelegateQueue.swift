@@ -38,13 +38,9 @@ final class DelegateQueue: Sendable {
 
         var isEmpty: Bool { head == calls.count }
 
-        /// Up to `max` of the oldest calls, taken out of the list.
+        /// Up to `max` of the oldest calls, taken out of the list (which
+        /// keeps its capacity for the next ones).
         mutating func takeBatch(max: Int) -> [@Sendable () -> Void] {
-            if head == 0 && calls.count <= max {
-                var taken: [@Sendable () -> Void] = []
-                swap(&taken, &calls)
-                return taken
-            }
             let end = min(calls.count, head + max)
             let batch = Array(calls[head..<end])
             head = end
