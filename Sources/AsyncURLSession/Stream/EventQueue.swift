@@ -16,11 +16,16 @@ struct EventQueue {
     /// Bytes the last event, a queued data chunk, can still take without
     /// growing; 0 when the last event is anything else.
     private var openChunkRoom = 0
+    static let initialCapacity = 4
 
     var isEmpty: Bool { head == storage.count }
 
     mutating func append(_ event: TaskEvent) {
         bufferedBytes += event.bufferedByteCount
+        // A small GET queues three events (response, body, metrics); grown
+        // from empty, the array was allocated twice per task on the engine
+        // thread (and freed on the consumer's).
+        if storage.capacity == 0 { storage.reserveCapacity(Self.initialCapacity) }
         storage.append(event)
         openChunkRoom = 0
     }

@@ -235,12 +235,19 @@ final class TaskCore: Sendable {
         if Task.isCancelled { cancel() }
         // The decision handed out with the previous event takes its default
         // now, and a downloaded file it handed out goes unless it was moved.
-        let (outstanding, handedOutFile) = guarded.withLock { guarded -> ((any PendingDecision)?, URL?) in
-            defer {
-                guarded.outstandingDecision = nil
-                guarded.fileToDeleteOnNextPull = nil
+        // Both are settled outside the lock, before the next event is looked
+        // at (a default can queue events). Most pulls have neither; they
+        // take the lock once.
+        let (outstanding, handedOutFile, early) = guarded.withLock {
+            guarded -> ((any PendingDecision)?, URL?, (TaskPipeline.NextAction, TransferID?)?) in
+            guard guarded.outstandingDecision == nil, guarded.fileToDeleteOnNextPull == nil else {
+                defer {
+                    guarded.outstandingDecision = nil
+                    guarded.fileToDeleteOnNextPull = nil
+                }
+                return (guarded.outstandingDecision, guarded.fileToDeleteOnNextPull, nil)
             }
-            return (guarded.outstandingDecision, guarded.fileToDeleteOnNextPull)
+            return (nil, nil, Self.takeReadyEvent(in: &guarded))
         }
         outstanding?.settleWithDefault()
         if let handedOutFile { unlink(handedOutFile.path) }
@@ -249,11 +256,8 @@ final class TaskCore: Sendable {
         // without a continuation or a cancellation handler: registering
         // both and resuming at once was about 7% of a streamed 1 MiB body's
         // CPU, per event.
-        let ready = guarded.withLock { guarded -> (TaskPipeline.NextAction, TransferID?)? in
-            guard guarded.eventWaiter == nil, let action = guarded.pipeline.nextIfReady() else { return nil }
-            if case .deliver(let event, _) = action { Self.noteDelivered(event, in: &guarded) }
-            return (action, guarded.transferID)
-        }
+        let ready = early ?? (outstanding == nil && handedOutFile == nil
+            ? nil : guarded.withLock { Self.takeReadyEvent(in: &$0) })
         if let (action, id) = ready {
             switch action {
             case .deliver(let event, let resumeReceiving):
@@ -389,6 +393,16 @@ final class TaskCore: Sendable {
                 transactionMetrics: transactions.map(\.transactionMetrics))
             complete(error: error, metrics: metrics)
         }
+    }
+}
+
+extension TaskCore {
+    /// The queued event or end, taken for a consumer that is not parked;
+    /// nil when it must wait.
+    static func takeReadyEvent(in guarded: inout Guarded) -> (TaskPipeline.NextAction, TransferID?)? {
+        guard guarded.eventWaiter == nil, let action = guarded.pipeline.nextIfReady() else { return nil }
+        if case .deliver(let event, _) = action { noteDelivered(event, in: &guarded) }
+        return (action, guarded.transferID)
     }
 }
 
