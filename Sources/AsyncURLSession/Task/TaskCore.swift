@@ -40,7 +40,7 @@ final class TaskCore: Sendable {
         var rejectedMethods: Set<String> = []
         /// The decision of the last event handed to the consumer: settled
         /// with its default when the consumer pulls again.
-        var outstandingDecision: (any PendingDecision)?
+        var outstandingDecision: OutstandingDecision?
         /// Set while the consumer waits; taken (set to nil) by whoever resumes it.
         var eventWaiter: UnsafeContinuation<TaskEvent?, any Error>?
         var collectWaiter: UnsafeContinuation<Void, any Error>?
@@ -239,7 +239,7 @@ final class TaskCore: Sendable {
         // at (a default can queue events). Most pulls have neither; they
         // take the lock once.
         let (outstanding, handedOutFile, early) = guarded.withLock {
-            guarded -> ((any PendingDecision)?, URL?, (TaskPipeline.NextAction, TransferID?)?) in
+            guarded -> (OutstandingDecision?, URL?, (TaskPipeline.NextAction, TransferID?)?) in
             guard guarded.outstandingDecision == nil, guarded.fileToDeleteOnNextPull == nil else {
                 defer {
                     guarded.outstandingDecision = nil
@@ -435,13 +435,33 @@ struct PendingTransaction: Sendable {
 
 extension TaskEvent {
     /// The decision this event carries, if any.
-    var decision: (any PendingDecision)? {
+    var decision: OutstandingDecision? {
         switch self {
-        case .redirect(let decision): return decision.core
-        case .challenge(let decision): return decision.core
-        case .response(_, let decision): return decision.core
-        case .needBodyStream(let decision): return decision.core
+        case .redirect(let decision): return .redirect(decision)
+        case .challenge(let decision): return .challenge(decision)
+        case .response(_, let decision): return .response(decision)
+        case .needBodyStream(let decision): return .bodyStream(decision)
         case .data, .metrics, .uploadProgress, .downloadProgress, .downloaded, .resumed: return nil
+        }
+    }
+}
+
+/// The decision of an event handed to the consumer, by its concrete type.
+/// Why not `any PendingDecision`: settled through the protocol, the generic
+/// `DecisionCore` ran unspecialized and looked up its generic metadata on
+/// every call, once per small request of an events consumer.
+enum OutstandingDecision: Sendable {
+    case response(ResponseDecision)
+    case redirect(RedirectDecision)
+    case challenge(ChallengeDecision)
+    case bodyStream(BodyStreamDecision)
+
+    func settleWithDefault() {
+        switch self {
+        case .response(let decision): decision.core.settleWithDefault()
+        case .redirect(let decision): decision.core.settleWithDefault()
+        case .challenge(let decision): decision.core.settleWithDefault()
+        case .bodyStream(let decision): decision.core.settleWithDefault()
         }
     }
 }
