@@ -148,9 +148,10 @@ package final class CurlEngine: Sendable {
         _ id: TransferID,
         in placement: TransferPlacement,
         request: TransferRequest,
+        collectsMetrics: Bool = true,
         delegate: any TransferDelegate
     ) {
-        shards[id.shard].commands.enqueue(.start(id, placement, request, delegate))
+        shards[id.shard].commands.enqueue(.start(id, placement, request, collectsMetrics: collectsMetrics, delegate))
     }
 
     /// Suspends a transfer (both directions), as `URLSessionTask.suspend()`.

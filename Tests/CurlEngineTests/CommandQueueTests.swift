@@ -19,7 +19,7 @@ import Testing
         queue.enqueue(command)
         #expect(takeSignal(queue) == nil)
         #expect(!queue.prepareToSleep(), "a command waits")
-        var batch: [EngineCommand] = []
+        var batch: [EngineCommand?] = []
         queue.drain(into: &batch)
         #expect(batch.count == 1)
         #expect(queue.prepareToSleep(), "drained")
@@ -31,7 +31,7 @@ import Testing
         queue.enqueue(command)
         queue.enqueue(command)
         #expect(takeSignal(queue) == 1)
-        var batch: [EngineCommand] = []
+        var batch: [EngineCommand?] = []
         queue.drain(into: &batch)
         #expect(batch.count == 2)
     }
@@ -49,7 +49,7 @@ import Testing
         #expect(queue.prepareToSleep())
         queue.enqueue(command)
         queue.awoke()
-        var batch: [EngineCommand] = []
+        var batch: [EngineCommand?] = []
         queue.drain(into: &batch)
         #expect(batch.count == 1)
         #expect(takeSignal(queue) == nil)

@@ -34,7 +34,7 @@ final class ResponseInterning: Sendable {
     /// What the response is built from, compared in full. The header fields
     /// are compared as received bytes, so a hit decodes no String at all;
     /// heads that differ only in how a non-ASCII byte was sent just miss.
-    struct Key: Equatable {
+    struct Key {
         let statusCode: Int
         let fields: ResponseHeaderFields
         let httpVersion: String
@@ -47,13 +47,16 @@ final class ResponseInterning: Sendable {
             self.url = url
         }
 
-        static func == (lhs: Key, rhs: Key) -> Bool {
-            lhs.statusCode == rhs.statusCode && lhs.fields == rhs.fields && lhs.httpVersion == rhs.httpVersion
-                && lhs.url == rhs.url
+        /// Compared with the head itself, so a lookup makes no key.
+        func matches(_ head: ResponseHead, url: URL) -> Bool {
+            statusCode == head.statusCode && fields == head.fields && httpVersion == head.httpVersion
+                && self.url == url
         }
 
         /// Heads above this are built every time: a slot should not pin much memory.
-        var isSmall: Bool { fields.count <= 32 && fields.byteCount <= 4096 }
+        static func isSmall(_ head: ResponseHead) -> Bool {
+            head.fields.count <= 32 && head.fields.byteCount <= 4096
+        }
     }
 
     let capacity: Int
@@ -71,17 +74,16 @@ final class ResponseInterning: Sendable {
 
     /// The shared response for this head, built on the first request.
     func response(for head: ResponseHead, url: URL) -> HTTPURLResponse? {
-        let key = Key(head: head, url: url)
-        guard key.isSmall else { return ResponseConversion.httpResponse(head, url: url) }
-        if let found = slots.withLock({ $0.entries.first { $0.key == key }?.response }) {
+        guard Key.isSmall(head) else { return ResponseConversion.httpResponse(head, url: url) }
+        if let found = slots.withLock({ Self.lookup(head, url: url, in: $0.entries) }) {
             return found
         }
         // Built outside the lock: it is the slow part.
         guard let made = ResponseConversion.httpResponse(head, url: url) else { return nil }
         return slots.withLock { slots in
             // Another thread may have stored the same head meanwhile: share its object.
-            if let raced = slots.entries.first(where: { $0.key == key }) { return raced.response }
-            let entry = Entry(key: key, response: made)
+            if let raced = Self.lookup(head, url: url, in: slots.entries) { return raced }
+            let entry = Entry(key: Key(head: head, url: url), response: made)
             if slots.entries.count < capacity {
                 slots.entries.append(entry)
             } else {
@@ -90,5 +92,16 @@ final class ResponseInterning: Sendable {
             }
             return made
         }
+    }
+
+    /// The kept response for this head. Entries are compared in place: a
+    /// key built per lookup, and the entry `first(where:)` returned, were
+    /// copies that retained the head's buffers, version and URL (10 retains
+    /// per small request).
+    private static func lookup(_ head: ResponseHead, url: URL, in entries: [Entry]) -> HTTPURLResponse? {
+        for index in entries.indices where entries[index].key.matches(head, url: url) {
+            return entries[index].response
+        }
+        return nil
     }
 }

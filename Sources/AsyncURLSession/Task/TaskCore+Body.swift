@@ -111,7 +111,7 @@ extension TaskCore {
     private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
         let prepared = RequestPreparation.transferRequest(
             for: request, configuration: context.configuration, credential: credential, body: body)
-        guard case .success(var transferRequest) = prepared else {
+        guard case .success(let transferRequest) = prepared else {
             if case .stream(let stream, _) = body { stream.finish() }
             if case .failure(let error) = prepared { completeWithTransactions(error: error) }
             return
@@ -134,8 +134,9 @@ extension TaskCore {
             if case .stream(let stream, _) = body { stream.finish() }
             return
         }
-        transferRequest.collectsMetrics = collectsMetrics
-        engine.start(id, in: placement, request: transferRequest, delegate: TransferObserver(core: self, id: id))
+        engine.start(
+            id, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
+            delegate: TransferObserver(core: self, id: id))
         if suspended { engine.suspend(id, in: context.engineID) }
     }
 }

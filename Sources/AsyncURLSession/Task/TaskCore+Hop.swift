@@ -18,7 +18,7 @@ extension TaskCore {
 
     // MARK: - Engine callbacks (engine thread)
 
-    func hopDidReceiveHead(_ head: ResponseHead, id: TransferID) {
+    func hopDidReceiveHead(_ head: consuming ResponseHead, id: TransferID) {
         // Foundation's HTTPURLResponse is costly to build: never under the
         // lock, and only where it is needed (see ResponseSource).
         guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }) else { return }

@@ -12,7 +12,7 @@ final class TransferObserver: TransferDelegate {
         self.id = id
     }
 
-    func transferDidReceiveHead(_ head: ResponseHead) {
+    func transferDidReceiveHead(_ head: consuming ResponseHead) {
         core.hopDidReceiveHead(head, id: id)
     }
 

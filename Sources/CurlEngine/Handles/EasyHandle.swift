@@ -13,6 +13,13 @@ final class EasyHandle {
     /// for a new or reset handle.
     var shape: HandleShape?
 
+    /// Whether the handle holds every shape option of `request`.
+    func holdsShape(of request: TransferRequest) -> Bool {
+        shape?.matches(request) ?? false
+    }
+
+    var holdsAShape: Bool { shape != nil }
+
     init?() {
         guard let raw = curl_easy_init() else { return nil }
         self.raw = raw

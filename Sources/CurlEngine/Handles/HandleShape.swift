@@ -12,7 +12,12 @@ import Foundation
 /// of an earlier transfer can leak into a different kind of request (sticky
 /// methods: CVE-2022-32221). Transfers with credentials are never reused this
 /// way: libcurl keeps per-handle authentication state between transfers.
-struct HandleShape: Equatable {
+///
+/// A class made once per reset handle, and compared with each new request
+/// directly: a struct made per request and compared with the shapes of the
+/// idle handles was copied out of each handle it was compared with,
+/// retaining its strings (about 15 retains per request).
+final class HandleShape {
     let method: String
     let hasBody: Bool
     let usesTLS: Bool
@@ -24,14 +29,36 @@ struct HandleShape: Equatable {
 
     /// Nil for a request whose handle must always start from a reset.
     init?(_ request: TransferRequest) {
-        guard request.authentication == nil else { return nil }
+        guard Self.isReusable(request) else { return nil }
         method = request.method
-        if case .none = request.body { hasBody = false } else { hasBody = true }
-        usesTLS = request.url.hasPrefixIgnoringASCIICase("https:")
+        hasBody = Self.hasBody(request)
+        usesTLS = Self.usesTLS(request)
         acceptEncoding = request.acceptEncoding
         userAgent = request.userAgent
         idleTimeout = request.idleTimeout
         resourceTimeout = request.resourceTimeout
         trustRootsPEM = request.trustRootsPEM
+    }
+
+    /// Whether a handle of this shape holds every shape option `request` needs.
+    func matches(_ request: TransferRequest) -> Bool {
+        Self.isReusable(request) && method == request.method && hasBody == Self.hasBody(request)
+            && usesTLS == Self.usesTLS(request) && acceptEncoding == request.acceptEncoding
+            && userAgent == request.userAgent && idleTimeout == request.idleTimeout
+            && resourceTimeout == request.resourceTimeout && trustRootsPEM == request.trustRootsPEM
+    }
+
+    /// False for a request whose handle must always start from a reset.
+    static func isReusable(_ request: TransferRequest) -> Bool {
+        request.authentication == nil
+    }
+
+    private static func hasBody(_ request: TransferRequest) -> Bool {
+        if case .none = request.body { return false }
+        return true
+    }
+
+    private static func usesTLS(_ request: TransferRequest) -> Bool {
+        request.url.hasPrefixIgnoringASCIICase("https:")
     }
 }

@@ -58,18 +58,20 @@ final class MultiSession {
         if let share { curl_share_cleanup(share) }
     }
 
-    /// A handle for a transfer of `shape`: preferably an idle one that still
-    /// holds that shape's options, else a reset or new one.
-    func takeEasyHandle(for shape: HandleShape?) -> EasyHandle? {
-        if let shape {
+    /// A handle for `request`: preferably an idle one that still holds its
+    /// shape's options (see `HandleShape`), else a reset or new one.
+    func takeEasyHandle(for request: TransferRequest) -> EasyHandle? {
+        if HandleShape.isReusable(request) {
             // Most sessions send one kind of request: the match is near the end.
-            let searched = idleHandles.indices.suffix(8).reversed()
-            if let index = searched.first(where: { idleHandles[$0].shape == shape }) {
-                return idleHandles.remove(at: index)
+            var index = idleHandles.count
+            let stop = max(0, index - 8)
+            while index > stop {
+                index -= 1
+                if idleHandles[index].holdsShape(of: request) { return idleHandles.remove(at: index) }
             }
         }
         guard let handle = idleHandles.popLast() else { return EasyHandle() }
-        if handle.shape != nil { handle.reset() }
+        if handle.holdsAShape { handle.reset() }
         return handle
     }
 
@@ -78,7 +80,7 @@ final class MultiSession {
     /// it is reset now.
     func recycle(_ handle: EasyHandle, keepingOptions: Bool) {
         guard idleHandles.count < Self.maximumIdleHandles else { return }
-        if !keepingOptions || handle.shape == nil { handle.reset() }
+        if !keepingOptions || !handle.holdsAShape { handle.reset() }
         idleHandles.append(handle)
     }
 

@@ -13,7 +13,9 @@ final class CommandQueue: Sendable {
     let eventFD: Int32
 
     private struct State {
-        var queue: [EngineCommand] = []
+        /// Optional so that the engine can take each command out by moving
+        /// it (`take()`), not copying it (see `EngineLoop.runCommands`).
+        var queue: [EngineCommand?] = []
         /// The engine checked the queue empty and will block: the next
         /// producer must write the eventfd.
         var engineSleeping = false
@@ -29,9 +31,12 @@ final class CommandQueue: Sendable {
         eventFD = fd
     }
 
-    func enqueue(_ command: EngineCommand) {
+    /// Takes the command (moved into the queue, not copied: a start command
+    /// holds a whole TransferRequest, and a copy retained each of its fields).
+    func enqueue(_ command: consuming EngineCommand) {
+        var pending = Optional(command)
         let wake = state.withLock { state -> Bool in
-            state.queue.append(command)
+            state.queue.append(pending.take())
             guard state.engineSleeping else { return false }
             // One write wakes it; later producers see it awake.
             state.engineSleeping = false
@@ -61,7 +66,7 @@ final class CommandQueue: Sendable {
     }
 
     /// Takes every queued command. Called on the engine thread only.
-    func drain(into batch: inout [EngineCommand]) {
+    func drain(into batch: inout [EngineCommand?]) {
         let signaled = state.withLock { state -> Bool in
             swap(&state.queue, &batch)
             defer { state.signaled = false }

@@ -4,7 +4,8 @@ import Foundation
 enum EngineCommand: Sendable {
     case openSession(EngineSessionID, EngineSessionOptions)
     case closeSession(EngineSessionID)
-    case start(TransferID, TransferPlacement, TransferRequest, any TransferDelegate)
+    /// The Bool: whether anyone can read the transfer's metrics (see `Transfer.collectsMetrics`).
+    case start(TransferID, TransferPlacement, TransferRequest, collectsMetrics: Bool, any TransferDelegate)
     case suspend(TransferID, EngineSessionID)
     case resume(TransferID, EngineSessionID)
     case resumeReceiving(TransferID, EngineSessionID)

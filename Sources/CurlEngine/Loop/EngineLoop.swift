@@ -19,9 +19,12 @@ final class EngineLoop {
     private var sessionsByID: [EngineSessionID: MultiSession] = [:]
     private var sessionsByTag: [UInt32: MultiSession] = [:]
     private var nextTag: UInt32 = 1
-    private var commandBatch: [EngineCommand] = []
+    private var commandBatch: [EngineCommand?] = []
     /// Transfers that ended this turn, told at the turn's end (see `flushCompletions`).
-    private var completedBatch: [(any TransferDelegate, TransferOutcome)] = []
+    /// Optional so that each is moved out when told, not copied.
+    private var completedBatch: [(any TransferDelegate, TransferOutcome)?] = []
+    /// What `flushCompletions` is telling now; empty between turns, with the capacity of the last batch.
+    private var runningCompletions: [(any TransferDelegate, TransferOutcome)?] = []
     /// Idle-timeout sweep: cheap enough at 4 Hz for 10,000 transfers.
     private static let sweepInterval: UInt64 = 250_000_000
     private var nextSweep: UInt64 = 0
@@ -79,11 +82,15 @@ final class EngineLoop {
     /// transfer is used after its outcome was taken.
     private func flushCompletions() {
         guard !completedBatch.isEmpty else { return }
-        let batch = completedBatch
-        completedBatch.removeAll(keepingCapacity: true)
-        for (delegate, outcome) in batch {
-            delegate.transferDidComplete(outcome)
+        // Swapped with a spare list (a delegate may end another transfer
+        // meanwhile), and each entry moved out: a copy of the list made the
+        // next `removeAll(keepingCapacity:)` allocate a new buffer every
+        // turn, and iterating copied each outcome (its metrics and error).
+        swap(&completedBatch, &runningCompletions)
+        for index in runningCompletions.indices {
+            if let (delegate, outcome) = runningCompletions[index].take() { delegate.transferDidComplete(outcome) }
         }
+        runningCompletions.removeAll(keepingCapacity: true)
     }
 
     // MARK: Readiness
@@ -163,20 +170,22 @@ final class EngineLoop {
 
     private func runCommands() {
         commands.drain(into: &commandBatch)
-        for command in commandBatch {
-            run(command)
+        // Each command is moved out, not copied: iterating (or reversing to
+        // pop from the end) copied every command, retaining its payload.
+        for index in commandBatch.indices {
+            if let command = commandBatch[index].take() { run(command) }
         }
         commandBatch.removeAll(keepingCapacity: true)
     }
 
-    private func run(_ command: EngineCommand) {
-        switch command {
+    private func run(_ command: consuming EngineCommand) {
+        switch consume command {
         case .openSession(let id, let options):
             openSession(id, options: options)
         case .closeSession(let id):
             closeSession(id)
-        case .start(let id, let placement, let request, let delegate):
-            start(id, in: placement, request: request, delegate: delegate)
+        case .start(let id, let placement, let request, let collectsMetrics, let delegate):
+            start(id, in: placement, request: request, collectsMetrics: collectsMetrics, delegate: delegate)
         case .suspend(let id, let sessionID):
             guard let (_, transfer) = lookup(id, sessionID), !transfer.suspended else { return }
             transfer.suspended = true
@@ -233,23 +242,26 @@ final class EngineLoop {
     }
 
     private func start(
-        _ id: TransferID, in placement: TransferPlacement, request: TransferRequest, delegate: any TransferDelegate
+        _ id: TransferID, in placement: TransferPlacement, request: TransferRequest, collectsMetrics: Bool,
+        delegate: any TransferDelegate
     ) {
         let sessionID = placement.session
+        let url = request.url
         let failEarly = { [shard] (code: URLError.Code, reason: String) in
             placement.finished(on: shard.index)
             delegate.transferDidComplete(TransferOutcome(
-                error: URLError.make(code, url: request.url, reason: reason),
+                error: URLError.make(code, url: url, reason: reason),
                 metrics: .empty(fetchStart: Date())))
         }
         guard let session = sessionsByID[sessionID] else {
             return failEarly(.cancelled, "The session was invalidated before the transfer started.")
         }
-        guard let easy = session.takeEasyHandle(for: HandleShape(request)) else {
+        guard let easy = session.takeEasyHandle(for: request) else {
             return failEarly(.cannotLoadFromNetwork, "libcurl could not create a transfer handle (out of memory).")
         }
         let transfer = Transfer(
-            id: id, placement: placement, easy: easy, request: request, delegate: delegate, turn: turn)
+            id: id, placement: placement, easy: easy, request: request, collectsMetrics: collectsMetrics,
+            delegate: delegate, turn: turn)
         if let error = transfer.configure(share: session.share) {
             transfer.releaseResources()
             session.recycle(easy, keepingOptions: false)
@@ -301,7 +313,7 @@ final class EngineLoop {
         finish(transfer, in: session, outcome: outcome)
     }
 
-    private func finish(_ transfer: Transfer, in session: MultiSession, outcome: TransferOutcome) {
+    private func finish(_ transfer: Transfer, in session: MultiSession, outcome: consuming TransferOutcome) {
         _ = curl_multi_remove_handle(session.raw, transfer.easy.raw)
         session.transfers[transfer.id] = nil
         transfer.placement.finished(on: shard.index)

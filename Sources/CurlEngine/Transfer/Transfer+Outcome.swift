@@ -6,7 +6,7 @@ extension Transfer {
     /// Must run before the handle is removed from its multi (info resets after).
     func outcome(code: CURLcode) -> TransferOutcome {
         // A failure needs them to tell what went wrong (connected or not).
-        let metrics = request.collectsMetrics || code != CURLE_OK ? collectMetrics() : .empty(fetchStart: fetchStart)
+        let metrics = collectsMetrics || code != CURLE_OK ? collectMetrics() : .empty(fetchStart: fetchStart)
         if code == CURLE_OK {
             return TransferOutcome(error: truncationError(), metrics: metrics)
         }
@@ -76,5 +76,18 @@ extension Transfer {
         case Int(CURL_HTTP_VERSION_3): return "h3"
         default: return nil
         }
+    }
+}
+
+/// The parts of a response head that decide a transfer's outcome.
+struct HeadSummary {
+    let statusCode: Int
+    let contentLength: Int64?
+    let hasContentEncoding: Bool
+
+    init(_ head: borrowing ResponseHead) {
+        statusCode = head.statusCode
+        contentLength = head.contentLength
+        hasContentEncoding = head.hasContentEncoding
     }
 }

@@ -12,6 +12,9 @@ final class Transfer {
     let easy: EasyHandle
     let delegate: any TransferDelegate
     let request: TransferRequest
+    /// False when nobody can read this transfer's metrics: then they are not
+    /// read from libcurl (a dozen getinfo calls) unless the transfer fails.
+    let collectsMetrics: Bool
     /// The engine thread's turn clock, for `lastActivity`.
     let turn: EngineTurn.State
     let fetchStart = Date()
@@ -19,7 +22,10 @@ final class Transfer {
     /// Must outlive the transfer: libcurl keeps pointing at it.
     var headerList = HeaderList()
     var headParser = ResponseHeadParser()
-    var head: ResponseHead?
+    /// What the outcome needs of the final head. Not the head itself: a copy
+    /// kept here retained its buffers once more per response, and the head
+    /// moves on to the delegate.
+    var head: HeadSummary?
     var bodyBytesDelivered: Int64 = 0
     var uploadOffset: Int64 = 0
     /// Total request body bytes, -1 when unknown (a stream without length).
@@ -51,12 +57,13 @@ final class Transfer {
 
     init(
         id: TransferID, placement: TransferPlacement, easy: EasyHandle, request: TransferRequest,
-        delegate: any TransferDelegate, turn: EngineTurn.State
+        collectsMetrics: Bool, delegate: any TransferDelegate, turn: EngineTurn.State
     ) {
         self.id = id
         self.placement = placement
         self.easy = easy
         self.request = request
+        self.collectsMetrics = collectsMetrics
         self.delegate = delegate
         self.turn = turn
         self.lastActivity = ccurl_monotonic_nanoseconds()
@@ -94,7 +101,7 @@ final class Transfer {
         if let error = prepareBody() { return error }
         var failures: [CURLcode] = []
         func check(_ code: CURLcode) { if code != CURLE_OK { failures.append(code) } }
-        if easy.shape != nil {
+        if easy.holdsAShape {
             configurePerTransfer(check)
         } else {
             configureAll(share: share, check)
@@ -315,7 +322,7 @@ final class Transfer {
             }
             return bytes.count
         }
-        self.head = head
+        self.head = HeadSummary(head)
         delegate.transferDidReceiveHead(head)
         return bytes.count
     }

@@ -38,7 +38,7 @@ package struct TransferOutcome: Sendable {
 /// must return quickly, and must never call user code or block on a lock held
 /// across an `await`.
 package protocol TransferDelegate: AnyObject, Sendable {
-    func transferDidReceiveHead(_ head: ResponseHead)
+    func transferDidReceiveHead(_ head: consuming ResponseHead)
     func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict
     /// Upload progress: total body bytes handed to libcurl so far.
     func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64)

@@ -2,7 +2,12 @@ import Foundation
 
 /// Everything the engine needs to perform one HTTP exchange, already validated
 /// by the core (scheme, header names and values, method token).
-package struct TransferRequest: Sendable {
+///
+/// A class of constants, not a struct: it travels from the core through the
+/// command queue into the transfer, and each copy of a struct retained every
+/// one of its ten reference fields (about 25 retains and as many releases
+/// per request); a reference is retained once.
+package final class TransferRequest: Sendable {
     package enum Body: Sendable {
         case none
         case data(Data)
@@ -29,31 +34,28 @@ package struct TransferRequest: Sendable {
         }
     }
 
-    package var url: String
-    package var method: String
+    package let url: String
+    package let method: String
     /// Header lines as they go on the wire, in order. An empty value is sent as
     /// an empty header (libcurl's "Name;" form).
-    package var headers: [(name: String, value: String)]
-    package var body: Body
+    package let headers: [(name: String, value: String)]
+    package let body: Body
     /// Seconds without any byte in either direction before the transfer fails
     /// with `.timedOut` (URLSession's `timeoutIntervalForRequest`).
-    package var idleTimeout: Double
+    package let idleTimeout: Double
     /// Whole-transfer limit (URLSession's `timeoutIntervalForResource`).
-    package var resourceTimeout: Double
+    package let resourceTimeout: Double
     /// PEM certificates trusted instead of the system bundle, if set.
-    package var trustRootsPEM: Data?
+    package let trustRootsPEM: Data?
     /// The value for Accept-Encoding that libcurl both sends and decodes;
     /// "" means every encoding libcurl supports.
-    package var acceptEncoding: String?
+    package let acceptEncoding: String?
     /// Sent as User-Agent when `headers` has none. An option rather than a
     /// header line: it stays on a recycled handle of the same shape, and a
     /// default GET then has no custom header lines at all, so libcurl has no
     /// list to build, scan for each header it adds, and free per request.
-    package var userAgent: String?
-    package var authentication: Authentication?
-    /// False when nobody can read this transfer's metrics: the engine then
-    /// skips reading them from libcurl (a dozen getinfo calls) unless it fails.
-    package var collectsMetrics = true
+    package let userAgent: String?
+    package let authentication: Authentication?
 
     package init(
         url: String,
