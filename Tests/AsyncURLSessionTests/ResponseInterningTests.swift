@@ -93,6 +93,18 @@ import Testing
         #expect(interning.response(for: heads[0], url: url) !== first)
     }
 
+    /// Lookups start from the newest entry: after the slots wrapped around,
+    /// every kept head (newest, oldest kept, in between) must still be found.
+    @Test func afterWrappingAround_everyKeptHeadIsStillShared() {
+        let interning = ResponseInterning(capacity: 3)
+        let heads = (0..<5).map { head(Self.nginx + [("X-Index", "\($0)")]) }
+        let responses = heads.map { interning.response(for: $0, url: url) }
+        for index in 2..<5 {
+            #expect(interning.response(for: heads[index], url: url) === responses[index], "head \(index)")
+        }
+        #expect(interning.count == 3)
+    }
+
     @Test func largeHead_isNotKept() {
         let interning = ResponseInterning(capacity: 4)
         let large = head((0..<40).map { ("X-Field-\($0)", "value") })

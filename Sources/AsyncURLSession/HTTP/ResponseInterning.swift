@@ -26,9 +26,16 @@ final class ResponseInterning: Sendable {
     /// The process's cache; tests make their own.
     static let shared = ResponseInterning(capacity: 16)
 
-    private struct Entry {
+    /// A class: compared in place during a lookup, where an element of a
+    /// struct type was copied first (its key's buffers, version and URL).
+    private final class Entry: Sendable {
         let key: Key
         let response: HTTPURLResponse
+
+        init(key: Key, response: HTTPURLResponse) {
+            self.key = key
+            self.response = response
+        }
     }
 
     /// What the response is built from, compared in full. The header fields
@@ -75,14 +82,14 @@ final class ResponseInterning: Sendable {
     /// The shared response for this head, built on the first request.
     func response(for head: ResponseHead, url: URL) -> HTTPURLResponse? {
         guard Key.isSmall(head) else { return ResponseConversion.httpResponse(head, url: url) }
-        if let found = slots.withLock({ Self.lookup(head, url: url, in: $0.entries) }) {
+        if let found = slots.withLock({ Self.lookup(head, url: url, in: $0) }) {
             return found
         }
         // Built outside the lock: it is the slow part.
         guard let made = ResponseConversion.httpResponse(head, url: url) else { return nil }
         return slots.withLock { slots in
             // Another thread may have stored the same head meanwhile: share its object.
-            if let raced = Self.lookup(head, url: url, in: slots.entries) { return raced }
+            if let raced = Self.lookup(head, url: url, in: slots) { return raced }
             let entry = Entry(key: Key(head: head, url: url), response: made)
             if slots.entries.count < capacity {
                 slots.entries.append(entry)
@@ -94,13 +101,22 @@ final class ResponseInterning: Sendable {
         }
     }
 
-    /// The kept response for this head. Entries are compared in place: a
-    /// key built per lookup, and the entry `first(where:)` returned, were
-    /// copies that retained the head's buffers, version and URL (10 retains
-    /// per small request).
-    private static func lookup(_ head: ResponseHead, url: URL, in entries: [Entry]) -> HTTPURLResponse? {
-        for index in entries.indices where entries[index].key.matches(head, url: url) {
-            return entries[index].response
+    /// The kept response for this head, looked for from the newest entry
+    /// back: heads of one resource differ once a second (Date), so the match
+    /// is usually the entry stored last, and a scan from the oldest compared
+    /// about ten entries per hit. No key is built per lookup, and no entry
+    /// copied: both retained the head's buffers, version and URL.
+    private static func lookup(
+        _ head: ResponseHead, url: URL, in slots: (entries: [Entry], next: Int)
+    ) -> HTTPURLResponse? {
+        let entries = slots.entries
+        guard !entries.isEmpty else { return nil }
+        // While filling, `next` stays 0 and the newest is the last entry;
+        // once full, it is the one before `next`.
+        var index = slots.next == 0 ? entries.count - 1 : slots.next - 1
+        for _ in 0..<entries.count {
+            if entries[index].key.matches(head, url: url) { return entries[index].response }
+            index = index == 0 ? entries.count - 1 : index - 1
         }
         return nil
     }

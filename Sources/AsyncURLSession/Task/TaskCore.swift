@@ -387,10 +387,15 @@ final class TaskCore: Sendable {
                 complete(error: error, metrics: nil)
                 return
             }
+            // Converted in place: mapping with a key path copied each
+            // pending transaction (its request, response and metrics) first.
+            var converted: [TransactionMetrics] = []
+            converted.reserveCapacity(transactions.count)
+            for index in transactions.indices { converted.append(transactions[index].transactionMetrics) }
             let metrics = TaskMetrics(
                 taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
                 redirectCount: redirectCount,
-                transactionMetrics: transactions.map(\.transactionMetrics))
+                transactionMetrics: converted)
             complete(error: error, metrics: metrics)
         }
     }
