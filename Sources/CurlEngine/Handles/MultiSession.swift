@@ -140,15 +140,16 @@ final class MultiSession {
     }
 }
 
-// Trampolines: userp is the unretained MultiSession, alive until curl_multi_cleanup.
+// Trampolines: userp is the unretained MultiSession, alive until curl_multi_cleanup
+// (so no retain around the call: `_withUnsafeGuaranteedRef`).
 private let multiSocketCallback: ccurl_socket_callback = { _, socket, what, userp, socketp in
-    let session = Unmanaged<MultiSession>.fromOpaque(userp!).takeUnretainedValue()
-    session.watch(socket: socket, what: what, registered: socketp)
+    Unmanaged<MultiSession>.fromOpaque(userp!)._withUnsafeGuaranteedRef {
+        $0.watch(socket: socket, what: what, registered: socketp)
+    }
     return 0
 }
 
 private let multiTimerCallback: ccurl_timer_callback = { _, milliseconds, userp in
-    let session = Unmanaged<MultiSession>.fromOpaque(userp!).takeUnretainedValue()
-    session.setTimer(milliseconds: milliseconds)
+    Unmanaged<MultiSession>.fromOpaque(userp!)._withUnsafeGuaranteedRef { $0.setTimer(milliseconds: milliseconds) }
     return 0
 }

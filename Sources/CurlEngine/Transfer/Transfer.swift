@@ -418,23 +418,23 @@ final class Transfer {
 
 // MARK: - C trampolines. They capture nothing; userdata is the unretained Transfer,
 // kept alive by its session's transfer table until after curl_multi_remove_handle.
+// `_withUnsafeGuaranteedRef` because of that: libcurl calls the header callback
+// once per header line, and retaining and releasing the transfer around each
+// call was about a tenth of a small request's retains.
 
 private let transferWriteCallback: ccurl_data_callback = { buffer, size, count, userdata in
-    let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
     let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
-    return transfer.receiveBody(bytes)
+    return Unmanaged<Transfer>.fromOpaque(userdata!)._withUnsafeGuaranteedRef { $0.receiveBody(bytes) }
 }
 
 private let transferHeaderCallback: ccurl_data_callback = { buffer, size, count, userdata in
-    let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
     let bytes = UnsafeRawBufferPointer(start: buffer, count: size * count)
-    return transfer.receiveHeader(bytes)
+    return Unmanaged<Transfer>.fromOpaque(userdata!)._withUnsafeGuaranteedRef { $0.receiveHeader(bytes) }
 }
 
 private let transferReadCallback: ccurl_data_callback = { buffer, size, count, userdata in
-    let transfer = Unmanaged<Transfer>.fromOpaque(userdata!).takeUnretainedValue()
     let destination = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
-    return transfer.sendBody(into: destination)
+    return Unmanaged<Transfer>.fromOpaque(userdata!)._withUnsafeGuaranteedRef { $0.sendBody(into: destination) }
 }
 
 private let transferSeekCallback: ccurl_seek_callback = { userdata, offset, origin in
