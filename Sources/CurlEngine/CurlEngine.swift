@@ -144,11 +144,13 @@ package final class CurlEngine: Sendable {
     }
 
     /// Starts a transfer. The delegate hears about it exactly once at the end.
+    /// `collectsMetrics`: false when nobody can read the transfer's metrics
+    /// (they are then read from libcurl only if it fails).
     package func start(
         _ id: TransferID,
         in placement: TransferPlacement,
         request: TransferRequest,
-        collectsMetrics: Bool = true,
+        collectsMetrics: Bool,
         delegate: any TransferDelegate
     ) {
         shards[id.shard].commands.enqueue(.start(id, placement, request, collectsMetrics: collectsMetrics, delegate))
