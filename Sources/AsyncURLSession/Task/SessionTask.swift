@@ -147,7 +147,14 @@ public final class SessionTask: Sendable {
         // The closure keeps the task (and so the transfer) alive while someone
         // holds the stream, even after the caller dropped the task itself.
         let watch = StreamCancellationWatch(task: self)
-        return AsyncThrowingStream(unfolding: { [watch] in try await watch.task.core.nextEvent() })
+        return AsyncThrowingStream(unfolding: { [watch] in
+            let core = watch.task.core
+            switch try core.pullIfReady() {
+            case .event(let event): return event
+            case .end: return nil
+            case .mustWait: return try await core.waitForNextEvent()
+            }
+        })
     }
 }
 

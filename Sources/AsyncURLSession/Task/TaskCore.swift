@@ -229,9 +229,31 @@ final class TaskCore: Sendable {
 
     // MARK: - Consumers
 
+    /// What a pull finds without waiting.
+    enum ReadyPull {
+        case event(TaskEvent)
+        case end
+        /// Nothing queued: `waitForNextEvent()`.
+        case mustWait
+    }
+
     /// The next event for `task.events`; nil at the end. Cancelling the calling
     /// Swift task cancels the transfer.
     func nextEvent() async throws -> TaskEvent? {
+        switch try pullIfReady() {
+        case .event(let event): return event
+        case .end: return nil
+        case .mustWait: return try await waitForNextEvent()
+        }
+    }
+
+    /// The part of a pull that never suspends: settles what the previous
+    /// event handed out, then takes a queued event or the end. A plain
+    /// function, so that `task.events` hands out a ready event (most of
+    /// them: a small response's body and metrics come with it) without
+    /// entering another async function, which cost a task allocation and an
+    /// executor check per event.
+    func pullIfReady() throws -> ReadyPull {
         if Task.isCancelled { cancel() }
         // The decision handed out with the previous event takes its default
         // now, and a downloaded file it handed out goes unless it was moved.
@@ -258,20 +280,23 @@ final class TaskCore: Sendable {
         // CPU, per event.
         let ready = early ?? (outstanding == nil && handedOutFile == nil
             ? nil : guarded.withLock { Self.takeReadyEvent(in: &$0) })
-        if let (action, id) = ready {
-            switch action {
-            case .deliver(let event, let resumeReceiving):
-                if resumeReceiving, let id { engine.resumeReceiving(id, in: context.engineID) }
-                return event
-            case .finishStream:
-                return nil
-            case .failStream(let error):
-                throw error
-            case .wait:
-                break
-            }
+        guard let (action, id) = ready else { return .mustWait }
+        switch action {
+        case .deliver(let event, let resumeReceiving):
+            if resumeReceiving, let id { engine.resumeReceiving(id, in: context.engineID) }
+            return .event(event)
+        case .finishStream:
+            return .end
+        case .failStream(let error):
+            throw error
+        case .wait:
+            return .mustWait
         }
+    }
 
+    /// The rest of a pull that found nothing ready: parks until the engine
+    /// hands over the next event or the end.
+    func waitForNextEvent() async throws -> TaskEvent? {
         let event = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<TaskEvent?, any Error>) in
                 let (action, id) = guarded.withLock { guarded -> (TaskPipeline.NextAction, TransferID?) in
