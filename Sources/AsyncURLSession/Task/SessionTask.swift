@@ -148,6 +148,8 @@ public final class SessionTask: Sendable {
         // holds the stream, even after the caller dropped the task itself.
         let watch = StreamCancellationWatch(task: self)
         return AsyncThrowingStream(unfolding: { [watch] in
+            // `nextEvent()` written out: a ready event is handed over without
+            // entering another async function (see `TaskCore.pullIfReady`).
             let core = watch.task.core
             switch try core.pullIfReady() {
             case .event(let event): return event
