@@ -278,8 +278,10 @@ final class TaskCore: Sendable {
         // without a continuation or a cancellation handler: registering
         // both and resuming at once was about 7% of a streamed 1 MiB body's
         // CPU, per event.
-        let ready = early ?? (outstanding == nil && handedOutFile == nil
-            ? nil : guarded.withLock { Self.takeReadyEvent(in: &$0) })
+        // A pull that settled something looks again now; the others looked
+        // under the first lock.
+        let settledSomething = outstanding != nil || handedOutFile != nil
+        let ready = settledSomething ? guarded.withLock { Self.takeReadyEvent(in: &$0) } : early
         guard let (action, id) = ready else { return .mustWait }
         switch action {
         case .deliver(let event, let resumeReceiving):
