@@ -33,7 +33,7 @@ import TestSupport
     @Test func manyPostedCalls_allRunInOrder_onAConcurrentQueue() async throws {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 4
-        let lane = DelegateQueue(queue: queue)
+        let lane = DelegateQueue(queue: queue, postedByteLimit: 512 << 10)
         let record = Record()
         let count = 20_000
         try await withTimeLimit(60) {
@@ -57,8 +57,8 @@ import TestSupport
     @Test func busyLane_letsAnotherLaneRun() async throws {
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        let busy = DelegateQueue(queue: queue)
-        let other = DelegateQueue(queue: queue)
+        let busy = DelegateQueue(queue: queue, postedByteLimit: 512 << 10)
+        let other = DelegateQueue(queue: queue, postedByteLimit: 512 << 10)
         let otherRanAfter = Mutex<Int?>(nil)
         let busyCalls = Mutex(0)
         try await withTimeLimit(60) {

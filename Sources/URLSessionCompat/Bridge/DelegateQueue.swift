@@ -18,10 +18,11 @@ import Synchronization
 /// progress) may be posted without waiting, up to `postedByteLimit` bytes in
 /// flight: the driver pulls the next chunk while the delegate handles this
 /// one. Past the limit the driver waits, so a slow delegate still slows its
-/// transfer.
+/// transfer. The limit is the delegate queue's share of the task's stream
+/// buffer (`StreamBufferSplit`).
 final class DelegateQueue: Sendable {
     let queue: OperationQueue
-    static let postedByteLimit = 1 << 20
+    let postedByteLimit: Int
     /// Calls one operation runs before it hands the queue to others' work
     /// (a new operation of this lane continues after them).
     static let callsPerOperation = 64
@@ -52,8 +53,9 @@ final class DelegateQueue: Sendable {
         }
     }
 
-    init(queue: OperationQueue) {
+    init(queue: OperationQueue, postedByteLimit: Int) {
         self.queue = queue
+        self.postedByteLimit = max(1, postedByteLimit)
     }
 
     /// Adds `call` after every call added before it.
@@ -114,7 +116,7 @@ final class DelegateQueue: Sendable {
     func post(bytes: Int, _ body: @escaping @Sendable () -> Void) async {
         let mustWait = state.withLock { state -> Bool in
             state.postedBytes += bytes
-            return state.postedBytes > Self.postedByteLimit
+            return state.postedBytes > postedByteLimit
         }
         let slot = AnswerSlot<Void>()
         enqueue { [self] in

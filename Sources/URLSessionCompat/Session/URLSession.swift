@@ -14,13 +14,17 @@ open class URLSession: NSObject, @unchecked Sendable {
     // is in `guarded`, behind a lock.
 
     /// The async core session under this one. Move calls to it one at a time
-    /// (`import AsyncURLSession`); it shares this session's connections.
+    /// (`import AsyncURLSession`); it shares this session's connections. Its
+    /// `streamBufferHighWatermark` is half the configured one: the other
+    /// half holds body chunks posted to the delegate queue.
     public let asyncSession: Session
     private let configurationCopy: URLSessionConfiguration
     public let delegateQueue: OperationQueue
     /// The lane completion handlers of tasks without a delegate share on a
     /// serial delegate queue (see `startDriver`).
     private let completionLane: DelegateQueue
+    /// The body bytes a task's lane may have posted ahead of its delegate.
+    private let postedByteLimit: Int
     private let isShared: Bool
     private let guarded: Mutex<Guarded>
 
@@ -39,7 +43,10 @@ open class URLSession: NSObject, @unchecked Sendable {
         asyncSession = Session.shared
         configurationCopy = URLSessionConfiguration.default
         delegateQueue = Self.serialQueue()
-        completionLane = DelegateQueue(queue: delegateQueue)
+        // The core's shared session keeps its whole stream buffer (other
+        // code shares it), so here the total is one and a half budgets.
+        postedByteLimit = StreamBufferSplit.postedByteLimit(configurationCopy.sessionConfiguration)
+        completionLane = DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit)
         isShared = true
         guarded = Mutex(Guarded())
         super.init()
@@ -58,9 +65,11 @@ open class URLSession: NSObject, @unchecked Sendable {
     ) {
         // swift-format-ignore: a forced cast; `copy(with:)` returns Self's type.
         configurationCopy = configuration.copy() as? URLSessionConfiguration ?? configuration
-        asyncSession = Session(configuration: configurationCopy.sessionConfiguration)
+        let coreConfiguration = configurationCopy.sessionConfiguration
+        asyncSession = Session(configuration: StreamBufferSplit.coreConfiguration(coreConfiguration))
         delegateQueue = queue ?? Self.serialQueue()
-        completionLane = DelegateQueue(queue: delegateQueue)
+        postedByteLimit = StreamBufferSplit.postedByteLimit(coreConfiguration)
+        completionLane = DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit)
         isShared = false
         guarded = Mutex(Guarded(delegate: delegate))
         super.init()
@@ -90,7 +99,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     var settings: URLSessionConfiguration { configurationCopy }
 
     /// A new in-order lane on the delegate queue (one per task driver).
-    func makeDelegateLane() -> DelegateQueue { DelegateQueue(queue: delegateQueue) }
+    func makeDelegateLane() -> DelegateQueue { DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit) }
 
     // MARK: - Task registry
 
