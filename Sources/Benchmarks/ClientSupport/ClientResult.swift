@@ -48,6 +48,18 @@ public struct ClientResult: Codable, Sendable {
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 
+    /// Prints the result and ends the process at once, without exit
+    /// handlers (`_exit`). Why: the harness reads peak RSS from the ended
+    /// process, and the teardown of the libraries a client loads (libcurl
+    /// pulls in some twenty, each with its own `_fini`) touched pages after
+    /// the workload was over: W6 through the classic adapter peaked at
+    /// 32.1 MiB with `exit` and 31.5 MiB with `_exit` (medians of 4). Every
+    /// client ends this way, bench-rawcurl too.
+    public func printAndExit() -> Never {
+        print()
+        _exit(exitStatus)
+    }
+
     /// Prints an "unsupported" line and exits with status 0.
     public static func unsupported(
         client: String, arguments: ClientArguments, api: String, reason: String

@@ -69,5 +69,4 @@ let result = await BoundedConcurrency.measure(client: clientName, api: api, argu
     await perform()
 }
 _ = try? await client.shutdown().get()
-result.print()
-exit(result.exitStatus)
+result.printAndExit()

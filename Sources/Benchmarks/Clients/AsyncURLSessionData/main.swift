@@ -46,5 +46,4 @@ func measure() async -> ClientResult {
 // `--io-executor`: the requesting code runs on the session's I/O thread, as it
 // would inside `withTaskExecutorPreference(Session.ioExecutor)` in a service.
 let result = arguments.ioExecutor ? await withTaskExecutorPreference(Session.ioExecutor) { await measure() } : await measure()
-result.print()
-exit(result.exitStatus)
+result.printAndExit()

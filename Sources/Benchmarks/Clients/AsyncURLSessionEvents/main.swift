@@ -63,5 +63,4 @@ let postBytes = arguments.postBytes
 let result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
     await perform()
 }
-result.print()
-exit(result.exitStatus)
+result.printAndExit()

@@ -74,5 +74,4 @@ if arguments.url.scheme == "https" {
 let result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
     await perform()
 }
-result.print()
-exit(result.exitStatus)
+result.printAndExit()

@@ -47,5 +47,4 @@ let pacer = SharedPacer(bytesPerSecond: arguments.consumeBytesPerSecond)
 let result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
     await perform()
 }
-result.print()
-exit(result.exitStatus)
+result.printAndExit()
