@@ -89,7 +89,9 @@ struct BenchmarksCommand: ParsableCommand {
             ? workloads.filter { $0.defaultWarmups != nil && $0.defaultWarmups != warmupRuns }
                 .map { " (\($0.id): \($0.defaultWarmups ?? 0) warm-up)" }.joined()
             : ""
-        print("Runs: \(warmupRuns) warm-up\(exceptions) + \(measuredRuns) measured per client and workload,"
+        let multiplied = workloads.filter { $0.runMultiplier > 1 }
+            .map { " (\($0.id): \(measuredRuns * $0.runMultiplier))" }.joined()
+        print("Runs: \(warmupRuns) warm-up\(exceptions) + \(measuredRuns) measured\(multiplied) per client and workload,"
             + " clients taking turns; metric medians; ratios are to \(ClientTable.baseline).")
         print("nginx: pid \(nginx.pid), http 127.0.0.1:\(nginx.ports.http), https+h2 127.0.0.1:\(nginx.ports.https)\n")
         let runner = ClientRunner(
@@ -108,7 +110,7 @@ struct BenchmarksCommand: ParsableCommand {
             FileHandle.standardError.write(Data("\(workload.id): \(workload.title)\n".utf8))
             let report = scheduler.run(workload)
             reports.append(report)
-            print(ReportTable.render(report, runs: measuredRuns))
+            print(ReportTable.render(report))
             fflush(nil)  // all C streams: keeps the tables in order with stderr progress
         }
 

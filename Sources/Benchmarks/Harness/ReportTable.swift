@@ -11,14 +11,16 @@ struct WorkloadReport: Codable, Sendable {
     var higherIsBetter: Bool
     var count: Int
     var concurrency: Int
+    /// Measured runs per client (--runs times the workload's multiplier).
+    var runs: Int
     var cells: [CellSummary]
 
     enum CodingKeys: String, CodingKey {
-        case id, group, title, metric, count, concurrency, cells
+        case id, group, title, metric, count, concurrency, runs, cells
         case higherIsBetter = "higher_is_better"
     }
 
-    init(workload: Workload, cells: [CellSummary]) {
+    init(workload: Workload, cells: [CellSummary], runs: Int) {
         id = workload.id
         group = workload.group
         title = workload.title
@@ -26,12 +28,14 @@ struct WorkloadReport: Codable, Sendable {
         higherIsBetter = workload.metric.higherIsBetter
         count = workload.count
         concurrency = workload.concurrency
+        self.runs = runs
         self.cells = cells
     }
 }
 
 enum ReportTable {
-    static func render(_ report: WorkloadReport, runs: Int) -> String {
+    static func render(_ report: WorkloadReport) -> String {
+        let runs = report.runs
         let direction = report.higherIsBetter ? "higher is better" : "lower is better"
         let heading = "\(report.id): \(report.title)   [\(report.metric.rawValue), \(direction); median of \(runs) run\(runs == 1 ? "" : "s")]"
         let header = [

@@ -20,6 +20,7 @@ struct Scheduler {
         var dropped: Set<String> = []
         let built = clients.filter { runner.isBuilt($0) }
         let warmups = warmupsForced ? self.warmups : workload.defaultWarmups ?? self.warmups
+        let runs = self.runs * workload.runMultiplier
         for round in 0..<(warmups + runs) {
             let warmup = round < warmups
             let label = warmup ? "warmup\(round + 1)" : "run\(round - warmups + 1)"
@@ -43,7 +44,7 @@ struct Scheduler {
         }
         let baseline = cells.first { $0.client == ClientTable.baseline }
         for index in cells.indices { cells[index].setRatio(baseline: baseline) }
-        return WorkloadReport(workload: workload, cells: cells)
+        return WorkloadReport(workload: workload, cells: cells, runs: runs)
     }
 
     private func progressLine(_ record: RunRecord, label: String, workload: Workload) -> String {

@@ -50,6 +50,12 @@ struct Workload: Sendable {
     let clientTimeout: Double
     /// Warm-up runs when --warmups is not given; nil = the run's default.
     var defaultWarmups: Int? = nil
+    /// Measured runs are this many times --runs. W2 and W4 take a quarter
+    /// to half a second per run, and a single client's runs spread 2x
+    /// within one table (raw libcurl's W4: 1,791 to 4,161 MB/s), so a
+    /// median of 5 moved by a fifth between tables. Three times the runs
+    /// add about a minute and a half to a full run.
+    var runMultiplier = 1
 
     var expectedBytesPerRequest: Int { fixture?.size ?? 0 }
     /// W7: sample nginx's active connections during the run.
@@ -86,7 +92,7 @@ extension Workload {
             id: "W2", group: "W2", title: "one GET of \(big == .mib1 ? "1 MiB" : "256 MiB"), HTTP/1.1",
             fixture: big, tls: false, count: 1, concurrency: 1, postBytes: 0,
             stream: true, consumeBytesPerSecond: 0, metric: .megabytesPerSecond,
-            clientTimeout: quick ? 60 : 120))
+            clientTimeout: quick ? 60 : 120, runMultiplier: 3))
         let gets1m = quick ? 20 : 2_000
         list.append(Workload(
             id: "W3", group: "W3", title: "\(gets1m) GETs of 1 MiB, concurrency 64, HTTP/1.1",
@@ -98,7 +104,7 @@ extension Workload {
             id: "W4", group: "W4", title: "\(posts) POSTs of 1 MiB, concurrency 16, HTTP/1.1, body read by nginx",
             fixture: nil, tls: false, count: posts, concurrency: 16, postBytes: 1 << 20,
             stream: false, consumeBytesPerSecond: 0, metric: .megabytesPerSecond,
-            clientTimeout: quick ? 60 : 180))
+            clientTimeout: quick ? 60 : 180, runMultiplier: 3))
         list.append(Workload(
             id: "W5", group: "W5", title: "\(requests1k) GETs of 1 KiB, concurrency 64, HTTPS + HTTP/2",
             fixture: .kib1, tls: true, count: requests1k, concurrency: 64, postBytes: 0,
