@@ -21,9 +21,11 @@ final class TransferObserver: TransferDelegate {
     }
 
     func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64) {
+        let now = DispatchTime.now().uptimeNanoseconds
         let wake = core.guarded.withLock { guarded -> TaskCore.Wake? in
             guard guarded.transferID == id else { return nil }
-            let delivery = guarded.pipeline.sentBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected)
+            let delivery = guarded.pipeline.sentBody(
+                totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, now: now)
             TaskCore.updateProgress(&guarded)
             return TaskCore.wake(for: delivery, in: &guarded)
         }
