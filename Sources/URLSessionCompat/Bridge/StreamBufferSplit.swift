@@ -15,6 +15,8 @@ enum StreamBufferSplit {
     static func coreConfiguration(_ configuration: SessionConfiguration) -> SessionConfiguration {
         var core = configuration
         core.streamBufferHighWatermark = coreShare(of: configuration.streamBufferHighWatermark)
+        // A paused stream resumes below the low watermark: keep it well under
+        // the halved high one, or a stream would pause and resume at once.
         core.streamBufferLowWatermark = min(configuration.streamBufferLowWatermark, core.streamBufferHighWatermark / 2)
         return core
     }

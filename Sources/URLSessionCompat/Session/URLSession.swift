@@ -16,7 +16,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     /// The async core session under this one. Move calls to it one at a time
     /// (`import AsyncURLSession`); it shares this session's connections. Its
     /// `streamBufferHighWatermark` is half the configured one: the other
-    /// half holds body chunks posted to the delegate queue.
+    /// half holds body chunks posted to the delegate queue. (`shared`'s is
+    /// the async core's `Session.shared`, with its own settings.)
     public let asyncSession: Session
     private let configurationCopy: URLSessionConfiguration
     public let delegateQueue: OperationQueue
