@@ -39,8 +39,8 @@ enum ReportTable {
         let direction = report.higherIsBetter ? "higher is better" : "lower is better"
         let heading = "\(report.id): \(report.title)   [\(report.metric.rawValue), \(direction); median of \(runs) run\(runs == 1 ? "" : "s")]"
         let header = [
-            "client", report.metric.rawValue, "x \(ClientTable.baseline)", "elapsed s", "CPU s", "CPU us/req",
-            "peak RSS MiB", "conns", "HTTP",
+            "client", report.metric.rawValue, "x \(ClientTable.baseline)", "spread %", "elapsed s", "CPU s",
+            "CPU us/req", "peak RSS MiB", "conns", "HTTP",
         ]
         var notes: [String] = []
         let rows: [[String]] = report.cells.map { cell in
@@ -54,6 +54,10 @@ enum ReportTable {
                 cell.client,
                 TextFormat.number(cell.metricMedian, decimals: report.metric.decimals),
                 TextFormat.ratio(cell.ratioToBaseline),
+                // How far the runs were apart: (max - min) / median. A ratio
+                // between two cells whose spreads are wider than their gap
+                // says little.
+                TextFormat.number(cell.metricSpread.map { $0 * 100 }, decimals: 0),
                 TextFormat.number(cell.elapsedSecondsMedian, decimals: 2),
                 TextFormat.number(cell.cpuSecondsMedian, decimals: 2),
                 TextFormat.number(cell.cpuMicrosecondsPerRequest, decimals: 0),
