@@ -26,25 +26,23 @@ let request = arguments.requestTemplate(timeout: 60)
 let expectedStatus = arguments.expectedStatus
 let pacer = SharedPacer(bytesPerSecond: arguments.consumeBytesPerSecond)
 
-/// One request, through whichever API this run uses.
-@Sendable func perform() async -> RequestOutcome {
-    await withCheckedContinuation { (continuation: CheckedContinuation<RequestOutcome, Never>) in
-        if streaming {
-            let task = session.dataTask(with: request)
-            task.delegate = ChunkCounter(expectedStatus: expectedStatus, pacer: pacer) { continuation.resume(returning: $0) }
-            task.resume()
-        } else {
-            session.dataTask(with: request) { data, response, error in
-                if let error { return continuation.resume(returning: .failure(error)) }
-                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-                guard status == expectedStatus else { return continuation.resume(returning: .unexpectedStatus(status)) }
-                continuation.resume(returning: RequestOutcome(bytesReceived: data?.count ?? 0, bytesSent: request.httpBody?.count ?? 0))
-            }.resume()
-        }
+/// Starts one request through whichever API this run uses; `done` gets its outcome.
+@Sendable func start(_ index: Int, done: @escaping @Sendable (RequestOutcome) -> Void) {
+    if streaming {
+        let task = session.dataTask(with: request)
+        task.delegate = ChunkCounter(expectedStatus: expectedStatus, pacer: pacer, finish: done)
+        task.resume()
+    } else {
+        session.dataTask(with: request) { data, response, error in
+            if let error { return done(.failure(error)) }
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            guard status == expectedStatus else { return done(.unexpectedStatus(status)) }
+            done(RequestOutcome(bytesReceived: data?.count ?? 0, bytesSent: request.httpBody?.count ?? 0))
+        }.resume()
     }
 }
 
-let result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
-    await perform()
-}
+// Each request after the first of a chain starts from the previous one's
+// completion handler (or `didCompleteWithError`), on the delegate queue.
+let result = await CallbackChains.measure(client: clientName, api: api, arguments: arguments, start: start)
 result.printAndExit()
