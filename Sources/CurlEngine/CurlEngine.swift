@@ -2,10 +2,12 @@
 //
 // Threading: a few dedicated engine threads (`EngineShard`, one per core up to
 // four) each own the libcurl handles (easy, multi, share) they use. Nothing
-// else calls libcurl. Other threads talk to a shard through its command queue
-// (lock-protected, waking the loop through an eventfd: one write per batch,
-// not per command). A transfer is placed on one shard when its identifier is
-// made and every command about it goes there.
+// else calls libcurl, except a thread that starts a transfer while its shard
+// sleeps with nothing in flight: it runs that turn itself (`InlineTurn`),
+// holding the loop's ownership lock. Other threads talk to a shard through its
+// command queue (lock-protected, waking the loop through an eventfd: one
+// write per batch, not per command). A transfer is placed on one shard when
+// its identifier is made and every command about it goes there.
 //
 // Ownership: a session of the core opens one multi handle (one connection
 // pool) on each shard it may use. Transfers live in that multi's table on
@@ -14,7 +16,8 @@
 //
 // Errors: every failure reaches the transfer's delegate exactly once, as a
 // `URLError`, through `TransferDelegate.transferDidComplete(_:)`. Delegates are
-// called on the engine thread and must not block or call user code.
+// called on the engine thread (or an inline turn's) and must not block or call
+// user code.
 internal import CCurl
 import Foundation
 import Synchronization

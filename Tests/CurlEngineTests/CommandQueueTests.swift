@@ -1,9 +1,11 @@
 import Glibc
+import Synchronization
 import Testing
 
 @testable import CurlEngine
 
-/// The eventfd is written only when the engine said it is about to block.
+/// The eventfd is written only when the engine said it is about to block, and
+/// a start while it sleeps with nothing in flight runs as an inline turn.
 @Suite struct CommandQueueTests {
     private let command = EngineCommand.closeSession(EngineSessionID(serial: 1, shardCount: 1))
 
@@ -18,16 +20,16 @@ import Testing
         let queue = CommandQueue()
         queue.enqueue(command)
         #expect(takeSignal(queue) == nil)
-        #expect(!queue.prepareToSleep(), "a command waits")
+        #expect(!queue.prepareToSleep(idle: false), "a command waits")
         var batch: [EngineCommand?] = []
         queue.drain(into: &batch)
         #expect(batch.count == 1)
-        #expect(queue.prepareToSleep(), "drained")
+        #expect(queue.prepareToSleep(idle: false), "drained")
     }
 
     @Test func enqueue_afterPrepareToSleep_writesOnceForABurst() {
         let queue = CommandQueue()
-        #expect(queue.prepareToSleep())
+        #expect(queue.prepareToSleep(idle: false))
         queue.enqueue(command)
         queue.enqueue(command)
         #expect(takeSignal(queue) == 1)
@@ -39,14 +41,14 @@ import Testing
     @Test func prepareToSleep_withCommandsWaiting_refuses() {
         let queue = CommandQueue()
         queue.enqueue(command)
-        #expect(!queue.prepareToSleep())
+        #expect(!queue.prepareToSleep(idle: false))
         queue.enqueue(command)
         #expect(takeSignal(queue) == nil)
     }
 
     @Test func drain_afterAWrite_resetsTheCounter() {
         let queue = CommandQueue()
-        #expect(queue.prepareToSleep())
+        #expect(queue.prepareToSleep(idle: false))
         queue.enqueue(command)
         queue.awoke()
         var batch: [EngineCommand?] = []
@@ -55,11 +57,114 @@ import Testing
         #expect(takeSignal(queue) == nil)
     }
 
+    // MARK: Inline turns
+
+    /// A start command, for the inline tests (never run: the fake turns only drain).
+    private var start: EngineCommand {
+        let placement = TransferPlacement(session: EngineSessionID(serial: 1, shardCount: 1), connectionLimit: 0)
+        let request = TransferRequest(
+            url: "http://127.0.0.1:1/", method: "GET", headers: [], body: .none, idleTimeout: 1, resourceTimeout: 1,
+            trustRootsPEM: nil, acceptEncoding: nil)
+        return .start(TransferID(serial: 2, shard: 0), placement, request, collectsMetrics: false, NoDelegate())
+    }
+
+    @Test func start_whileEngineSleepsIdle_runsATurnInsteadOfWaking() {
+        let queue = CommandQueue()
+        let turn = DrainingTurn(queue: queue)
+        queue.install(turn)
+        #expect(queue.prepareToSleep(idle: true))
+        queue.enqueue(start)
+        #expect(turn.runs.load(ordering: .relaxed) == 1)
+        #expect(turn.drained.load(ordering: .relaxed) == 1, "the turn ran the start")
+        #expect(takeSignal(queue) == nil, "the engine thread was not woken")
+    }
+
+    @Test func afterAnInlineTurn_theEngineCountsAsBusy() {
+        let queue = CommandQueue()
+        let turn = DrainingTurn(queue: queue)
+        queue.install(turn)
+        #expect(queue.prepareToSleep(idle: true))
+        queue.enqueue(start)
+        queue.enqueue(start)
+        #expect(turn.runs.load(ordering: .relaxed) == 1, "a transfer is in flight now: the second start wakes the engine")
+        #expect(takeSignal(queue) == 1)
+    }
+
+    @Test func start_whileTransfersRun_wakesTheEngine() {
+        let queue = CommandQueue()
+        let turn = DrainingTurn(queue: queue)
+        queue.install(turn)
+        #expect(queue.prepareToSleep(idle: false))
+        queue.enqueue(start)
+        #expect(turn.runs.load(ordering: .relaxed) == 0)
+        #expect(takeSignal(queue) == 1)
+    }
+
+    @Test func otherCommands_wakeTheEngine() {
+        let queue = CommandQueue()
+        let turn = DrainingTurn(queue: queue)
+        queue.install(turn)
+        #expect(queue.prepareToSleep(idle: true))
+        queue.enqueue(command)
+        #expect(turn.runs.load(ordering: .relaxed) == 0)
+        #expect(takeSignal(queue) == 1)
+    }
+
+    @Test func aTurnThatCannotRun_wakesTheEngine() {
+        let queue = CommandQueue()
+        let turn = DrainingTurn(queue: queue, succeeds: false)
+        queue.install(turn)
+        #expect(queue.prepareToSleep(idle: true))
+        queue.enqueue(start)
+        #expect(turn.runs.load(ordering: .relaxed) == 1)
+        #expect(takeSignal(queue) == 1, "the start is still queued for the engine thread")
+        var batch: [EngineCommand?] = []
+        queue.drain(into: &batch)
+        #expect(batch.count == 1)
+    }
+
+    @Test func endInlineTurn_afterTheEngineWoke_refuses() {
+        let queue = CommandQueue()
+        #expect(queue.prepareToSleep(idle: true))
+        queue.awoke()
+        #expect(!queue.endInlineTurn(), "the engine thread is running: producers must not see it asleep")
+    }
+
     @Test func awoke_thenEnqueue_writesNothing() {
         let queue = CommandQueue()
-        #expect(queue.prepareToSleep())
+        #expect(queue.prepareToSleep(idle: false))
         queue.awoke()
         queue.enqueue(command)
         #expect(takeSignal(queue) == nil)
     }
+}
+
+/// Stands in for an engine loop's inline turn: drains the queue like a turn
+/// would (or fails, as when the engine thread holds the loop).
+private final class DrainingTurn: InlineTurn {
+    let queue: CommandQueue
+    let succeeds: Bool
+    let runs = Atomic<Int>(0)
+    let drained = Atomic<Int>(0)
+
+    init(queue: CommandQueue, succeeds: Bool = true) {
+        self.queue = queue
+        self.succeeds = succeeds
+    }
+
+    func run() -> Bool {
+        runs.add(1, ordering: .relaxed)
+        guard succeeds else { return false }
+        var batch: [EngineCommand?] = []
+        queue.drain(into: &batch)
+        drained.add(batch.count, ordering: .relaxed)
+        return queue.endInlineTurn()
+    }
+}
+
+private final class NoDelegate: TransferDelegate {
+    func transferDidReceiveHead(_ head: consuming ResponseHead) {}
+    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict { .accepted }
+    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64) {}
+    func transferDidComplete(_ outcome: TransferOutcome) {}
 }

@@ -75,7 +75,10 @@ public final class SessionTask: Sendable {
         set { core.taskDescription = newValue }
     }
 
-    /// Starts the task, or continues a suspended one.
+    /// Starts the task, or continues a suspended one. When the I/O thread the
+    /// transfer goes to has nothing in flight, the request is sent from the
+    /// calling thread (no thread is woken to send it); `resume()` still
+    /// never waits for the network.
     public func resume() { core.resume() }
 
     /// Pauses the transfer in both directions until `resume()`. A suspended

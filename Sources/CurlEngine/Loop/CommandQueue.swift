@@ -9,6 +9,9 @@ import Synchronization
 /// epoll_wait: an awake engine drains the queue at the end of its turn anyway,
 /// so a write (and the engine's read to reset the counter) would be two
 /// syscalls for nothing. A burst of commands costs at most one write.
+///
+/// A transfer started while the engine sleeps with nothing in flight is run
+/// by the caller instead (`InlineTurn`): no wake-up at all.
 final class CommandQueue: Sendable {
     let eventFD: Int32
 
@@ -21,9 +24,17 @@ final class CommandQueue: Sendable {
         var engineSleeping = false
         /// The eventfd was written and not yet read.
         var signaled = false
+        /// The engine thread is between `prepareToSleep` and `awoke`.
+        var inEpoll = false
+        /// It went to sleep with no transfer in flight.
+        var sleepsIdle = false
+        /// Runs a turn on the caller's thread; set once the loop exists.
+        var inlineTurn: (any InlineTurn)?
     }
 
     private let state = Mutex(State())
+    /// Inline turns that ran instead of a wake-up (read by tests).
+    let inlineTurnsRun = Atomic<Int>(0)
 
     init() {
         let fd = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
@@ -34,35 +45,78 @@ final class CommandQueue: Sendable {
     /// Takes the command (moved into the queue, not copied: a start command
     /// holds a whole TransferRequest, and a copy retained each of its fields).
     func enqueue(_ command: consuming EngineCommand) {
+        // Only a start is run inline: it is what a latency-bound caller waits
+        // on. Not from an engine thread (nor from inside an inline turn),
+        // whose turn drains the queue anyway.
+        let mayRunInline = command.isStart && EngineTurn.current == nil
         var pending = Optional(command)
-        let wake = state.withLock { state -> Bool in
+        let (wake, inline) = state.withLock { state -> (Bool, (any InlineTurn)?) in
             state.queue.append(pending.take())
-            guard state.engineSleeping else { return false }
-            // One write wakes it; later producers see it awake.
+            guard state.engineSleeping else { return (false, nil) }
+            // One write (or one inline turn) serves it; later producers see it awake.
             state.engineSleeping = false
+            if mayRunInline, state.sleepsIdle, let inline = state.inlineTurn { return (false, inline) }
             state.signaled = true
-            return true
+            return (true, nil)
         }
-        if wake {
-            var one: UInt64 = 1
-            _ = withUnsafeBytes(of: &one) { write(eventFD, $0.baseAddress, 8) }
+        if let inline {
+            if inline.run() {
+                inlineTurnsRun.add(1, ordering: .relaxed)
+                return
+            }
+            // The engine thread is busy, or the turn left work for it.
+            state.withLock { $0.signaled = true }
+            signal()
+        } else if wake {
+            signal()
         }
+    }
+
+    private func signal() {
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { write(eventFD, $0.baseAddress, 8) }
+    }
+
+    /// Engine thread, once: lets callers run turns of `inlineTurn`.
+    func install(_ inlineTurn: any InlineTurn) {
+        state.withLock { $0.inlineTurn = inlineTurn }
     }
 
     /// Engine thread, before blocking in epoll_wait: false when commands are
     /// waiting (then it must not block). Checked under the same lock that
-    /// producers append under, so no command can slip in unseen.
-    func prepareToSleep() -> Bool {
+    /// producers append under, so no command can slip in unseen. `idle`: no
+    /// transfer is in flight on this thread.
+    func prepareToSleep(idle: Bool) -> Bool {
         state.withLock { state in
             guard state.queue.isEmpty else { return false }
             state.engineSleeping = true
+            state.inEpoll = true
+            state.sleepsIdle = idle
             return true
         }
     }
 
+    /// Whether the engine thread sleeps with nothing in flight (for tests).
+    var sleepsIdle: Bool { state.withLock { $0.engineSleeping && $0.sleepsIdle } }
+
     /// Engine thread, after epoll_wait returned.
     func awoke() {
-        state.withLock { $0.engineSleeping = false }
+        state.withLock { state in
+            state.engineSleeping = false
+            state.inEpoll = false
+        }
+    }
+
+    /// At the end of an inline turn: true when the engine thread still
+    /// sleeps and nothing is queued for it, so it may sleep on (producers
+    /// then see it asleep again). No transfer is idle any more.
+    func endInlineTurn() -> Bool {
+        state.withLock { state in
+            guard state.queue.isEmpty, state.inEpoll else { return false }
+            state.engineSleeping = true
+            state.sleepsIdle = false
+            return true
+        }
     }
 
     /// Takes every queued command. Called on the engine thread only.

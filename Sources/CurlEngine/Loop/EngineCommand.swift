@@ -14,3 +14,10 @@ enum EngineCommand: Sendable {
     /// A Swift job for `EngineExecutor`, enqueued off the engine thread.
     case runJob(UnownedJob)
 }
+
+extension EngineCommand {
+    var isStart: Bool {
+        if case .start = self { return true }
+        return false
+    }
+}

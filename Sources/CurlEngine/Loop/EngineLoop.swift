@@ -11,6 +11,12 @@ import Synchronization
 /// deadline and passes the earliest one to `epoll_wait` as its timeout. libcurl
 /// asks for millisecond timeouts, so this loses nothing and saves a syscall
 /// per re-arm. A deadline of "now" (libcurl's 0) is served in the same turn.
+/// One timerfd serves inline turns (see `InlineTurn`), which cannot shorten
+/// a timeout the sleeping thread already passed to `epoll_wait`.
+///
+/// Turns: each runs under `ownership`. The engine thread holds it for every
+/// turn and lets go of it only while it waits in `epoll_wait`; an inline turn
+/// takes it then, on the thread that starts a transfer.
 final class EngineLoop {
     private let shard: EngineShard
     private let commands: CommandQueue
@@ -31,6 +37,15 @@ final class EngineLoop {
     private static let commandTag: UInt64 = 0
 
     private let executor: EngineExecutor
+    /// Held by whichever thread runs a turn (see the type's comment).
+    private let ownership = Mutex<Void>(())
+    private let timerFD: Int32
+    private static let timerTag: UInt64 = 1
+    /// What the engine thread's current `epoll_wait` waits for at the
+    /// latest, counting the timerfd (monotonic ns; `.max`: only readiness).
+    private var wakeDeadline: UInt64 = .max
+    /// When the timerfd fires, `.max` when it is not armed.
+    private var timerArmedFor: UInt64 = .max
 
     init(shard: EngineShard, executor: EngineExecutor) {
         self.shard = shard
@@ -41,35 +56,86 @@ final class EngineLoop {
         precondition(epollFD >= 0, "epoll_create1 failed: errno \(errno)")
         let added = ccurl_epoll_ctl(epollFD, EPOLL_CTL_ADD, commands.eventFD, EPOLLIN.rawValue, Self.commandTag)
         precondition(added == 0, "cannot watch the engine's eventfd: errno \(errno)")
+        timerFD = timerfd_create(CLOCK_MONOTONIC, Int32(TFD_NONBLOCK | TFD_CLOEXEC))
+        precondition(timerFD >= 0, "timerfd_create failed: errno \(errno)")
+        let watched = ccurl_epoll_ctl(epollFD, EPOLL_CTL_ADD, timerFD, EPOLLIN.rawValue, Self.timerTag)
+        precondition(watched == 0, "cannot watch the engine's timerfd: errno \(errno)")
     }
 
     func run() -> Never {
         EngineTurn.markEngineThread(turn)
+        commands.install(LoopInlineTurn(loop: self))
         let capacity = 256
         var datas = [UInt64](repeating: 0, count: capacity)
         var events = [UInt32](repeating: 0, count: capacity)
         while true {
-            var timeout = millisecondsUntilNextDeadline()
-            // Commands that came in since the last drain, or held work: do not block.
-            if timeout != 0 && (turn.hasWork || !commands.prepareToSleep()) { timeout = 0 }
+            let timeout = ownership.withLock { _ in prepareToWait() }
             let count = datas.withUnsafeMutableBufferPointer { datas in
                 events.withUnsafeMutableBufferPointer { events in
                     ccurl_epoll_wait(epollFD, datas.baseAddress, events.baseAddress, Int32(capacity), timeout)
                 }
             }
-            if timeout != 0 { commands.awoke() }
-            turn.turnStart = ccurl_monotonic_nanoseconds()
-            if count > 0 {
-                for index in 0..<Int(count) {
-                    handleReadiness(tag: datas[index], events: events[index])
+            ownership.withLock { _ in
+                if timeout != 0 { commands.awoke() }
+                turn.turnStart = ccurl_monotonic_nanoseconds()
+                if count > 0 {
+                    for index in 0..<Int(count) {
+                        handleReadiness(tag: datas[index], events: events[index])
+                    }
                 }
+                runCommands()
+                runDueTimers()
+                sweepIdleTransfers()
+                flushCompletions()
+                EngineTurn.flush(turn, runningJobsOn: executor)
             }
-            runCommands()
-            runDueTimers()
-            sweepIdleTransfers()
-            flushCompletions()
-            EngineTurn.flush(turn, runningJobsOn: executor)
         }
+    }
+
+    /// The timeout for the next `epoll_wait`: 0 when commands came in since
+    /// the last drain or work is held, else until the earliest deadline.
+    private func prepareToWait() -> Int32 {
+        var timeout = millisecondsUntilNextDeadline()
+        let idle = sessionsByID.values.allSatisfy { $0.transfers.isEmpty }
+        if timeout != 0 && (turn.hasWork || !commands.prepareToSleep(idle: idle)) { timeout = 0 }
+        let epollDeadline = timeout < 0 ? UInt64.max : ccurl_monotonic_nanoseconds() &+ UInt64(timeout) &* 1_000_000
+        wakeDeadline = min(epollDeadline, timerArmedFor)
+        return timeout
+    }
+
+    /// A turn on the calling thread while the engine thread sleeps (see
+    /// `InlineTurn`). Returns false when the engine thread must be woken
+    /// instead: it is running a turn itself, or this turn left it work.
+    func runInlineTurn() -> Bool {
+        let ended = ownership.withLockIfAvailable { _ -> Bool in
+            EngineTurn.standingIn(for: turn) {
+                turn.turnStart = ccurl_monotonic_nanoseconds()
+                runCommands()
+                runDueTimers()
+                sweepIdleTransfers()
+                flushCompletions()
+                EngineTurn.flush(turn, runningJobsOn: nil)
+                // Jobs of the engine's executor run on the engine thread.
+                if turn.hasWork { return false }
+                armTimerForSleepingThread()
+                // Commands that came in meanwhile mean a burst of starts
+                // (several consumers woken together): the engine thread
+                // serves them, rather than this caller serving them all.
+                return commands.endInlineTurn()
+            }
+        }
+        return ended ?? false
+    }
+
+    /// After an inline turn: the sleeping thread's `epoll_wait` timeout
+    /// was computed before it, so a deadline the turn brought closer (a new
+    /// transfer's idle sweep, a libcurl timer) is armed on the timerfd.
+    private func armTimerForSleepingThread() {
+        guard let deadline = earliestDeadline(), deadline < wakeDeadline else { return }
+        let now = ccurl_monotonic_nanoseconds()
+        _ = ccurl_timerfd_arm(timerFD, Int64(deadline > now ? deadline - now : 1))
+        timerArmedFor = deadline
+        wakeDeadline = deadline
     }
 
     /// Tells the delegates of the transfers that ended this turn, all at once.
@@ -99,6 +165,13 @@ final class EngineLoop {
         if tag == Self.commandTag {
             return  // commands run once per turn, below
         }
+        if tag == Self.timerTag {
+            // Only wakes the thread: the turn serves whatever is due.
+            var expirations: UInt64 = 0
+            _ = withUnsafeMutableBytes(of: &expirations) { read(timerFD, $0.baseAddress, 8) }
+            timerArmedFor = .max
+            return
+        }
         guard let session = sessionsByTag[UInt32(truncatingIfNeeded: tag >> 32)] else { return }
         let socket = Int32(bitPattern: UInt32(truncatingIfNeeded: tag))
         if session.parkedSocketBecameReady(socket) { return }
@@ -114,13 +187,18 @@ final class EngineLoop {
 
     // MARK: Timers
 
-    private func millisecondsUntilNextDeadline() -> Int32 {
+    /// The earliest libcurl timer or idle sweep due, nil when none is.
+    private func earliestDeadline() -> UInt64? {
         var earliest: UInt64?
         for session in sessionsByID.values {
             if let deadline = session.timerDeadline, deadline < (earliest ?? .max) { earliest = deadline }
             if !session.transfers.isEmpty, nextSweep < (earliest ?? .max) { earliest = nextSweep }
         }
-        guard let earliest else { return -1 }
+        return earliest
+    }
+
+    private func millisecondsUntilNextDeadline() -> Int32 {
+        guard let earliest = earliestDeadline() else { return -1 }
         let now = ccurl_monotonic_nanoseconds()
         if earliest <= now { return 0 }
         let milliseconds = (earliest - now + 999_999) / 1_000_000

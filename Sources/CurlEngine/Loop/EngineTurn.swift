@@ -45,6 +45,8 @@ package enum EngineTurn {
 
         /// Whether work is held, so the engine does not block with some left.
         var hasWork: Bool { !work.isEmpty || !jobs.isEmpty || !readWork.isEmpty }
+        /// Whether Swift jobs wait for the engine thread.
+        var hasJobs: Bool { !jobs.isEmpty }
     }
 
     /// Holds each engine thread's `State`; nil on every other thread.
@@ -107,6 +109,15 @@ package enum EngineTurn {
         state.jobs.append(job)
     }
 
+    /// Runs `body` with the calling thread standing in for the engine thread
+    /// of `state` (an inline turn, see `InlineTurn`): what `atEnd` and
+    /// `afterRead` hold is held for that turn.
+    static func standingIn<Result>(for state: State, _ body: () -> Result) -> Result {
+        pthread_setspecific(key, Unmanaged.passUnretained(state).toOpaque())
+        defer { pthread_setspecific(key, nil) }
+        return body()
+    }
+
     /// Called once by each engine thread before its loop starts. The state
     /// stays retained for the thread's life, which is the process's.
     static func markEngineThread(_ state: State) {
@@ -117,18 +128,20 @@ package enum EngineTurn {
     /// they made ready. Work added meanwhile (a wake-up that leads to another,
     /// a job that resumes another task) runs too, in bounded rounds; anything
     /// left after them keeps the next epoll_wait from blocking (`hasWork`).
-    static func flush(_ state: State, runningJobsOn executor: EngineExecutor) {
+    /// Without an executor (an inline turn) jobs stay for the engine thread:
+    /// code that prefers the engine's executor runs on an engine thread.
+    static func flush(_ state: State, runningJobsOn executor: EngineExecutor?) {
         for _ in 0..<4 {
-            if !state.hasWork { return }
+            if state.work.isEmpty && state.readWork.isEmpty && (executor == nil || state.jobs.isEmpty) { return }
             flushReads(state)
             // Swapped with spare arrays that keep their capacity: taking the
             // held arrays and leaving empty ones allocated new storage on the
             // next turn's first wake-up (about 1 in 40 of a small request's
             // allocations).
             swap(&state.work, &state.runningWork)
-            swap(&state.jobs, &state.runningJobs)
+            if executor != nil { swap(&state.jobs, &state.runningJobs) }
             for item in state.runningWork { item() }
-            for job in state.runningJobs { executor.run(job) }
+            for job in state.runningJobs { executor?.run(job) }
             state.runningWork.removeAll(keepingCapacity: true)
             state.runningJobs.removeAll(keepingCapacity: true)
         }

@@ -34,8 +34,9 @@ package struct TransferOutcome: Sendable {
     package var metrics: TransferMetrics
 }
 
-/// The core's side of a transfer. Every method is called on the engine thread,
-/// must return quickly, and must never call user code or block on a lock held
+/// The core's side of a transfer. Every method is called on the engine thread
+/// (or on a thread running an inline turn for it, see `InlineTurn`), must
+/// return quickly, and must never call user code or block on a lock held
 /// across an `await`.
 package protocol TransferDelegate: AnyObject, Sendable {
     func transferDidReceiveHead(_ head: consuming ResponseHead)
