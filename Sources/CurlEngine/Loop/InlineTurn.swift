@@ -24,8 +24,10 @@
 /// Only starts are run inline, and never from an engine thread.
 ///
 /// What the caller's thread does meanwhile is engine work: libcurl's send
-/// (and, for a new connection, its connect and TLS handshake start), and the
-/// held wake-ups of the turn. Delegates run as they would on the engine
+/// on a pooled connection, or for a new connection the steps libcurl takes
+/// without waiting (the non-blocking connect; on loopback, where it completes
+/// at once, possibly a TLS handshake's first flight), and the held wake-ups
+/// of the turn. Delegates run as they would on the engine
 /// thread (`EngineTurn.standingIn`); Swift jobs of the engine's executor are
 /// left for the engine thread.
 protocol InlineTurn: Sendable {
