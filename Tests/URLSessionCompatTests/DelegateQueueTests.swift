@@ -74,4 +74,52 @@ import TestSupport
         let ranAfter = try #require(otherRanAfter.withLock { $0 })
         #expect(ranAfter < DelegateQueue.callsPerOperation * 4, "the other lane waited for every call of the busy one")
     }
+
+    /// A task that prefers a lane runs on the delegate queue, and what it
+    /// posts to its own lane runs at once, in its place: nothing is queued
+    /// behind it for another operation.
+    @Test func codeRunningOnItsLane_runsItsCallsInPlace() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let lane = DelegateQueue(queue: queue, postedByteLimit: 512 << 10)
+        let steps = Steps()
+        let onQueue = try await withTimeLimit(30) {
+            await Task(executorPreference: lane) {
+                let onQueue = OperationQueue.current === queue
+                await lane.post(bytes: 1) { steps.add("posted") }
+                steps.add("after post")
+                await lane.run { steps.add("run") }
+                let answer = await lane.ask(registeringWith: { _ in }) { (answer: @escaping @Sendable (Int) -> Void) in
+                    steps.add("asked")
+                    answer(7)
+                }
+                steps.add("answer \(answer ?? 0)")
+                return onQueue
+            }.value
+        }
+        #expect(onQueue, "the task ran on the delegate queue")
+        #expect(steps.all == ["posted", "after post", "run", "asked", "answer 7"])
+    }
+
+    /// Calls from elsewhere still wait for their turn on the queue.
+    @Test func callsFromElsewhere_areQueued() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let lane = DelegateQueue(queue: queue, postedByteLimit: 512 << 10)
+        let steps = Steps()
+        try await withTimeLimit(30) {
+            queue.isSuspended = true
+            lane.post { steps.add("ran") }
+            #expect(steps.all.isEmpty, "a call from outside the lane ran before the queue did")
+            queue.isSuspended = false
+            await lane.run {}
+        }
+        #expect(steps.all == ["ran"])
+    }
+
+    private final class Steps: Sendable {
+        private let steps = Mutex<[String]>([])
+        func add(_ step: String) { steps.withLock { $0.append(step) } }
+        var all: [String] { steps.withLock { $0 } }
+    }
 }

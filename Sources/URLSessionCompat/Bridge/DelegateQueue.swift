@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 
 /// Runs one task's delegate calls on the session's `OperationQueue`, one
@@ -20,7 +21,16 @@ import Synchronization
 /// one. Past the limit the driver waits, so a slow delegate still slows its
 /// transfer. The limit is the delegate queue's share of the task's stream
 /// buffer (`StreamBufferSplit`).
-final class DelegateQueue: Sendable {
+///
+/// A lane is also the executor its task's driver runs on (a `TaskExecutor`:
+/// each of the driver's jobs is a call of the lane). The driver's own calls
+/// then run at once, on the thread that runs its job, instead of being
+/// queued for another operation: one hand-off per event (engine thread to
+/// delegate queue) instead of two (to a worker thread, then to the queue).
+/// A 256 MiB body through `didReceiveData`: 9,410 to 1,976 context switches,
+/// 241 to 181 ms of CPU, and 1,337 to 1,643 MB/s (medians of 7 alternating
+/// runs; the hand-offs that remain are the engine's, as for `task.events`).
+final class DelegateQueue: TaskExecutor, Sendable {
     let queue: OperationQueue
     let postedByteLimit: Int
     /// Calls one operation runs before it hands the queue to others' work
@@ -58,8 +68,28 @@ final class DelegateQueue: Sendable {
         self.postedByteLimit = max(1, postedByteLimit)
     }
 
+    /// Holds the lane whose calls the current thread is running, if any.
+    private static let runningLaneKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key, nil)
+        precondition(created == 0, "pthread_key_create failed: \(created)")
+        return key
+    }()
+
+    /// Whether the calling code runs as one of this lane's calls (the
+    /// driver's job): a call it adds would come right after it anyway.
+    private var isRunningHere: Bool {
+        pthread_getspecific(Self.runningLaneKey) == Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// The driver's jobs: each runs as a call of the lane.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        append { [self] in job.runSynchronously(on: asUnownedTaskExecutor()) }
+    }
+
     /// Adds `call` after every call added before it.
-    private func enqueue(_ call: @escaping @Sendable () -> Void) {
+    private func append(_ call: @escaping @Sendable () -> Void) {
         let schedule = state.withLock { state -> Bool in
             state.calls.append(call)
             guard !state.operationScheduled else { return false }
@@ -78,6 +108,9 @@ final class DelegateQueue: Sendable {
     /// `callsPerOperation` calls it hands over to a new operation of the
     /// lane, so other work on the queue is not held back by one busy task.
     private func runCalls() {
+        let outer = pthread_getspecific(Self.runningLaneKey)
+        pthread_setspecific(Self.runningLaneKey, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(Self.runningLaneKey, outer) }
         var ran = 0
         while ran < Self.callsPerOperation {
             let batch = state.withLock { state -> [@Sendable () -> Void] in
@@ -98,13 +131,15 @@ final class DelegateQueue: Sendable {
 
     /// Runs `body` in order; returns at once.
     func post(_ body: @escaping @Sendable () -> Void) {
-        enqueue(body)
+        if isRunningHere { return body() }
+        append(body)
     }
 
     /// Runs `body` in order and returns once it has run.
     func run(_ body: @escaping @Sendable () -> Void) async {
+        if isRunningHere { return body() }
         let slot = AnswerSlot<Void>()
-        enqueue {
+        append {
             body()
             slot.fill(())
         }
@@ -114,12 +149,13 @@ final class DelegateQueue: Sendable {
     /// Runs `body` in order; returns at once while fewer than
     /// `postedByteLimit` posted bytes wait, else once it has run.
     func post(bytes: Int, _ body: @escaping @Sendable () -> Void) async {
+        if isRunningHere { return body() }
         let mustWait = state.withLock { state -> Bool in
             state.postedBytes += bytes
             return state.postedBytes > postedByteLimit
         }
         let slot = AnswerSlot<Void>()
-        enqueue { [self] in
+        append { [self] in
             body()
             state.withLock { $0.postedBytes -= bytes }
             slot.fill(())
@@ -136,8 +172,10 @@ final class DelegateQueue: Sendable {
     ) async -> Answer? {
         let slot = AnswerSlot<Answer>()
         register(slot)
-        enqueue {
+        if isRunningHere {
             body { slot.fill($0) }
+        } else {
+            append { body { slot.fill($0) } }
         }
         return await slot.wait()
     }

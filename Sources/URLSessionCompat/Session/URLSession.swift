@@ -15,9 +15,9 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     /// The async core session under this one. Move calls to it one at a time
     /// (`import AsyncURLSession`); it shares this session's connections. Its
-    /// `streamBufferHighWatermark` is half the configured one: the other
-    /// half holds body chunks posted to the delegate queue. (`shared`'s is
-    /// the async core's `Session.shared`, with its own settings.)
+    /// `streamBufferHighWatermark` is half the configured one (see
+    /// `StreamBufferSplit`). (`shared`'s is the async core's
+    /// `Session.shared`, with its own settings.)
     public let asyncSession: Session
     private let configurationCopy: URLSessionConfiguration
     public let delegateQueue: OperationQueue
@@ -45,7 +45,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         configurationCopy = URLSessionConfiguration.default
         delegateQueue = Self.serialQueue()
         // The core's shared session keeps its whole stream buffer (other
-        // code shares it), so here the total is one and a half budgets.
+        // code shares it).
         postedByteLimit = StreamBufferSplit.postedByteLimit(configurationCopy.sessionConfiguration)
         completionLane = DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit)
         isShared = true
@@ -154,8 +154,11 @@ open class URLSession: NSObject, @unchecked Sendable {
             }
             return
         }
-        let driver = TaskDriver(session: self, task: task, completion: task.completion, queue: makeDelegateLane())
-        Task { await driver.run() }
+        // The driver runs on its lane of the delegate queue (see
+        // `DelegateQueue`): its delegate calls need no further hand-off.
+        let lane = makeDelegateLane()
+        let driver = TaskDriver(session: self, task: task, completion: task.completion, queue: lane)
+        Task(executorPreference: lane) { await driver.run() }
     }
 
     /// The task's completion has been delivered.

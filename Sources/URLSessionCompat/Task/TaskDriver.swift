@@ -51,8 +51,13 @@ struct TaskDriver: Sendable {
         var progress = Progress(current: task, bodyLimit: session.settings.maximumCollectedBodySize)
         var failure: (any Error)?
         do {
+            var handled = 0
             for try await event in task.core.events {
                 if try await handle(event, &progress) == .handedOver { return }
+                // Events that are ready are handled in one job of the
+                // lane; now and then give the delegate queue to others.
+                handled += 1
+                if handled % DelegateQueue.callsPerOperation == 0 { await Task.yield() }
             }
         } catch {
             failure = error
