@@ -95,9 +95,12 @@ final class EngineLoop {
     /// The timeout for the next `epoll_wait`: 0 when commands came in since
     /// the last drain or work is held, else until the earliest deadline.
     private func prepareToWait() -> Int32 {
-        var timeout = millisecondsUntilNextDeadline()
-        let idle = sessionsByID.values.allSatisfy { $0.transfers.isEmpty }
-        if timeout != 0 && (turn.hasWork || !commands.prepareToSleep(idle: idle)) { timeout = 0 }
+        let timeout = millisecondsUntilNextDeadline()
+        // Commands that came in since the last drain, or held work: do not block.
+        guard timeout != 0, !turn.hasWork,
+            commands.prepareToSleep(idle: sessionsByID.values.allSatisfy { $0.transfers.isEmpty })
+        else { return 0 }
+        // Only a sleeping thread's deadline matters (to inline turns).
         let epollDeadline = timeout < 0 ? UInt64.max : ccurl_monotonic_nanoseconds() &+ UInt64(timeout) &* 1_000_000
         wakeDeadline = min(epollDeadline, timerArmedFor)
         return timeout

@@ -45,8 +45,6 @@ package enum EngineTurn {
 
         /// Whether work is held, so the engine does not block with some left.
         var hasWork: Bool { !work.isEmpty || !jobs.isEmpty || !readWork.isEmpty }
-        /// Whether Swift jobs wait for the engine thread.
-        var hasJobs: Bool { !jobs.isEmpty }
     }
 
     /// Holds each engine thread's `State`; nil on every other thread.
