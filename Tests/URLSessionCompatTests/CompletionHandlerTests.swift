@@ -28,6 +28,29 @@ import URLSessionCompat
         }
     }
 
+    /// A handler that starts a task which fails at once (nothing listens on
+    /// the port, so the send may fail inside `resume()`): that task's handler
+    /// runs after this one returns, not nested inside it.
+    @Test func handlerStartingATaskThatFailsAtOnce_runsBeforeTheNextHandler() async throws {
+        let session = makeSession(nil)
+        let steps = Mutex<[String]>([])
+        let done = Outcome<Data>()
+        try await withTimeLimit(30) {
+            session.dataTask(with: URL(string: "http://127.0.0.1:1/first")!) { _, _, _ in
+                steps.withLock { $0.append("first begins") }
+                session.dataTask(with: URL(string: "http://127.0.0.1:1/second")!) { data, response, error in
+                    steps.withLock { $0.append("second") }
+                    done.set(data, response, error)
+                }.resume()
+                steps.withLock { $0.append("first ends") }
+            }.resume()
+            let (_, _, error) = await done.value()
+            #expect((error as? URLError)?.code == .cannotConnectToHost)
+        }
+        #expect(steps.withLock { $0 } == ["first begins", "first ends", "second"])
+        session.invalidateAndCancel()
+    }
+
     /// With no delegate at all, the core collects the body (no events): a
     /// redirect gets the default (followed) and the handler gets the body.
     @Test func dataTask_withoutDelegate_followsRedirectsAndDeliversTheBody() async throws {

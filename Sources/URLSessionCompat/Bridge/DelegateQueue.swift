@@ -129,9 +129,11 @@ final class DelegateQueue: TaskExecutor, Sendable {
         scheduleOperation()
     }
 
-    /// Runs `body` in order; returns at once.
+    /// Runs `body` in order; returns at once. Always queued, even from a
+    /// call of this lane: the completion-handler lane posts from the engine
+    /// (or from an inline turn inside a handler that starts a task), and a
+    /// handler must not run nested in another.
     func post(_ body: @escaping @Sendable () -> Void) {
-        if isRunningHere { return body() }
         append(body)
     }
 
