@@ -109,6 +109,13 @@ struct EventQueue {
         }
     }
 
+    /// Takes every queued event out (the caller releases them).
+    mutating func takeAll() -> [TaskEvent] {
+        let events = Array(storage[head...])
+        removeAll()
+        return events
+    }
+
     mutating func removeAll() {
         storage.removeAll()
         head = 0

@@ -39,8 +39,9 @@ public final class SessionTask: Sendable {
 
     deinit {
         // Nobody can observe this task any more: don't keep a paused transfer
-        // (or a never-started one) around.
+        // (or a never-started one) around, nor events nobody will pull.
         if core.state != .completed { core.cancel() }
+        core.releaseUnconsumed()
     }
 
     public var kind: TaskKind { core.kind }

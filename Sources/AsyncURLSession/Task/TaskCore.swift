@@ -94,6 +94,21 @@ final class TaskCore: Sendable {
             hop: HopState(request: request, credential: nil), kind: kind))
     }
 
+    /// The task's last reference went away: nobody can pull or answer any
+    /// more. Settles the outstanding decision with its default and drops the
+    /// undelivered events, which ends the reference cycles of response
+    /// decisions (see `makeResponseDecision`). Both are released outside the
+    /// lock: a decision's settling may take it.
+    func releaseUnconsumed() {
+        let (outstanding, undelivered) = guarded.withLock { guarded in
+            let outstanding = guarded.outstandingDecision
+            guarded.outstandingDecision = nil
+            return (outstanding, guarded.pipeline.takeUndelivered())
+        }
+        outstanding?.settleWithDefault()
+        withExtendedLifetime(undelivered) {}
+    }
+
     deinit {
         // A downloaded file nobody pulled past, or a download never finished.
         guarded.withLock { guarded in

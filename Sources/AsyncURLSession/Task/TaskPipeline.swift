@@ -170,6 +170,12 @@ struct TaskPipeline {
         return true
     }
 
+    /// Takes out the events nobody will pull any more (the task's last
+    /// reference is gone); the caller releases them outside the lock.
+    mutating func takeUndelivered() -> [TaskEvent] {
+        queue.takeAll()
+    }
+
     /// The consumer asked for the collected body instead of events. Only
     /// before start: returns false (and changes nothing) after.
     @discardableResult
