@@ -95,17 +95,21 @@ final class TaskCore: Sendable {
     }
 
     /// The task's last reference went away: nobody can pull or answer any
-    /// more. Settles the outstanding decision with its default and drops the
-    /// undelivered events, which ends the reference cycles of response
-    /// decisions (see `makeResponseDecision`). Both are released outside the
-    /// lock: a decision's settling may take it.
+    /// more. Settles an outstanding response decision with its default
+    /// (allow, which does nothing) and drops the undelivered events, which
+    /// ends the reference cycles of response decisions (see
+    /// `makeResponseDecision`). Other decisions hold the core weakly and are
+    /// left as before. Both are released outside the lock: settling takes it.
     func releaseUnconsumed() {
         let (outstanding, undelivered) = guarded.withLock { guarded in
-            let outstanding = guarded.outstandingDecision
-            guarded.outstandingDecision = nil
+            var outstanding: ResponseDecision?
+            if case .response(let decision)? = guarded.outstandingDecision {
+                outstanding = decision
+                guarded.outstandingDecision = nil
+            }
             return (outstanding, guarded.pipeline.takeUndelivered())
         }
-        outstanding?.settleWithDefault()
+        outstanding?.core.settleWithDefault()
         withExtendedLifetime(undelivered) {}
     }
 
