@@ -68,11 +68,17 @@ import Testing
         return .start(TransferID(serial: 2, shard: 0), placement, request, collectsMetrics: false, NoDelegate())
     }
 
-    @Test func start_whileEngineSleepsIdle_runsATurnInsteadOfWaking() {
+    /// A queue with a draining inline turn installed, whose engine went to sleep.
+    private func sleepingQueue(idle: Bool, turnSucceeds: Bool = true) -> (CommandQueue, DrainingTurn) {
         let queue = CommandQueue()
-        let turn = DrainingTurn(queue: queue)
+        let turn = DrainingTurn(queue: queue, succeeds: turnSucceeds)
         queue.install(turn)
-        #expect(queue.prepareToSleep(idle: true))
+        #expect(queue.prepareToSleep(idle: idle))
+        return (queue, turn)
+    }
+
+    @Test func start_whileEngineSleepsIdle_runsATurnInsteadOfWaking() {
+        let (queue, turn) = sleepingQueue(idle: true)
         queue.enqueue(start)
         #expect(turn.runs.load(ordering: .relaxed) == 1)
         #expect(turn.drained.load(ordering: .relaxed) == 1, "the turn ran the start")
@@ -80,10 +86,7 @@ import Testing
     }
 
     @Test func afterAnInlineTurn_theEngineCountsAsBusy() {
-        let queue = CommandQueue()
-        let turn = DrainingTurn(queue: queue)
-        queue.install(turn)
-        #expect(queue.prepareToSleep(idle: true))
+        let (queue, turn) = sleepingQueue(idle: true)
         queue.enqueue(start)
         queue.enqueue(start)
         #expect(turn.runs.load(ordering: .relaxed) == 1, "a transfer is in flight now: the second start wakes the engine")
@@ -91,30 +94,21 @@ import Testing
     }
 
     @Test func start_whileTransfersRun_wakesTheEngine() {
-        let queue = CommandQueue()
-        let turn = DrainingTurn(queue: queue)
-        queue.install(turn)
-        #expect(queue.prepareToSleep(idle: false))
+        let (queue, turn) = sleepingQueue(idle: false)
         queue.enqueue(start)
         #expect(turn.runs.load(ordering: .relaxed) == 0)
         #expect(takeSignal(queue) == 1)
     }
 
     @Test func otherCommands_wakeTheEngine() {
-        let queue = CommandQueue()
-        let turn = DrainingTurn(queue: queue)
-        queue.install(turn)
-        #expect(queue.prepareToSleep(idle: true))
+        let (queue, turn) = sleepingQueue(idle: true)
         queue.enqueue(command)
         #expect(turn.runs.load(ordering: .relaxed) == 0)
         #expect(takeSignal(queue) == 1)
     }
 
     @Test func aTurnThatCannotRun_wakesTheEngine() {
-        let queue = CommandQueue()
-        let turn = DrainingTurn(queue: queue, succeeds: false)
-        queue.install(turn)
-        #expect(queue.prepareToSleep(idle: true))
+        let (queue, turn) = sleepingQueue(idle: true, turnSucceeds: false)
         queue.enqueue(start)
         #expect(turn.runs.load(ordering: .relaxed) == 1)
         #expect(takeSignal(queue) == 1, "the start is still queued for the engine thread")

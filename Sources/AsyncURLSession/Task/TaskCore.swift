@@ -110,7 +110,7 @@ final class TaskCore: Sendable {
             return (outstanding, guarded.pipeline.takeUndelivered())
         }
         outstanding?.core.settleWithDefault()
-        withExtendedLifetime(undelivered) {}
+        _ = undelivered  // released here, after the lock
     }
 
     deinit {
