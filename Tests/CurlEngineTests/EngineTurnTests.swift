@@ -10,4 +10,10 @@ import Testing
         EngineTurn.atEnd { ran.add(1, ordering: .relaxed) }
         #expect(ran.load(ordering: .relaxed) == 1)
     }
+
+    /// Wake-ups run at once only inside an engine turn's completion phase;
+    /// off the engine thread there is no turn to finish transfers in.
+    @Test func isFinishingTransfers_offTheEngineThread_isFalse() {
+        #expect(!EngineTurn.isFinishingTransfers)
+    }
 }

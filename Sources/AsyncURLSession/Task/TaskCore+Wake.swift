@@ -26,10 +26,14 @@ extension TaskCore {
         /// body bytes of a read once the read is in, so the consumer works
         /// on them while the engine reads on; other body bytes (a held body,
         /// a multipart part) at once; everything else at the end of the
-        /// turn, together with the other wake-ups. Anywhere else: now.
+        /// turn, together with the other wake-ups; while the turn tells ended
+        /// transfers, at once (`EngineTurn.isFinishingTransfers`). Anywhere
+        /// else: now.
         func run() {
             switch self {
             case .event(_, .success(.some(.data))):
+                resumeNow()
+            case _ where EngineTurn.isFinishingTransfers:
                 resumeNow()
             case .handOffAfterRead(let core):
                 EngineTurn.afterRead { core.handOffQueuedEvent() }

@@ -151,6 +151,8 @@ final class EngineLoop {
     /// transfer is used after its outcome was taken.
     private func flushCompletions() {
         guard !completedBatch.isEmpty else { return }
+        turn.finishingTransfers = true
+        defer { turn.finishingTransfers = false }
         // Swapped with a spare list (a delegate may end another transfer
         // meanwhile), and each entry moved out: a copy of the list made the
         // next `removeAll(keepingCapacity:)` allocate a new buffer every

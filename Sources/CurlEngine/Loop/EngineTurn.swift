@@ -39,6 +39,10 @@ package enum EngineTurn {
         /// is precise enough for "last activity".
         var turnStart: UInt64 = 0
 
+        /// True while the turn tells delegates of ended transfers
+        /// (`EngineLoop.flushCompletions`): see `isFinishingTransfers`.
+        var finishingTransfers = false
+
         init(shard: Int) {
             self.shard = shard
         }
@@ -97,6 +101,14 @@ package enum EngineTurn {
         for item in state.runningReadWork { item() }
         state.runningReadWork.removeAll(keepingCapacity: true)
     }
+
+    /// Whether the caller is an engine turn telling the delegates of the
+    /// transfers that ended in it. Every socket of the turn has been read
+    /// then, and the ended transfers are told one after the other, so a
+    /// wake-up can run at once instead of being held by `atEnd`: it is
+    /// batched with the others already, and holding it cost two allocations
+    /// (the closure and its context) per ended transfer.
+    package static var isFinishingTransfers: Bool { current?.finishingTransfers ?? false }
 
     /// Which engine thread the caller is, nil off the engine threads.
     static var currentShard: Int? { current?.shard }
