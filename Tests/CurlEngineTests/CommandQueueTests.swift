@@ -157,8 +157,8 @@ private final class DrainingTurn: InlineTurn {
 }
 
 private final class NoDelegate: TransferDelegate {
-    func transferDidReceiveHead(_ head: consuming ResponseHead) {}
-    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict { .accepted }
-    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64) {}
-    func transferDidComplete(_ outcome: TransferOutcome) {}
+    func transferDidReceiveHead(_ head: consuming ResponseHead, of id: TransferID) {}
+    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> BodyVerdict { .accepted }
+    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {}
+    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {}
 }

@@ -147,11 +147,11 @@ private final class CompletionRecorder: TransferDelegate {
     private let outcome = Mutex<TransferOutcome?>(nil)
     private let done = DispatchSemaphore(value: 0)
 
-    func transferDidReceiveHead(_ head: consuming ResponseHead) {}
-    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict { .accepted }
-    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64) {}
+    func transferDidReceiveHead(_ head: consuming ResponseHead, of id: TransferID) {}
+    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> BodyVerdict { .accepted }
+    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {}
 
-    func transferDidComplete(_ outcome: TransferOutcome) {
+    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
         self.outcome.withLock { $0 = outcome }
         done.signal()
     }

@@ -136,7 +136,7 @@ extension TaskCore {
         }
         engine.start(
             id, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
-            delegate: TransferObserver(core: self, id: id))
+            delegate: self)
         if suspended { engine.suspend(id, in: context.engineID) }
     }
 }

@@ -28,9 +28,9 @@ final class EngineLoop {
     private var commandBatch: [EngineCommand?] = []
     /// Transfers that ended this turn, told at the turn's end (see `flushCompletions`).
     /// Optional so that each is moved out when told, not copied.
-    private var completedBatch: [(any TransferDelegate, TransferOutcome)?] = []
+    private var completedBatch: [(any TransferDelegate, TransferID, TransferOutcome)?] = []
     /// What `flushCompletions` is telling now; empty between turns, with the capacity of the last batch.
-    private var runningCompletions: [(any TransferDelegate, TransferOutcome)?] = []
+    private var runningCompletions: [(any TransferDelegate, TransferID, TransferOutcome)?] = []
     /// Idle-timeout sweep: cheap enough at 4 Hz for 10,000 transfers.
     private static let sweepInterval: UInt64 = 250_000_000
     private var nextSweep: UInt64 = 0
@@ -159,7 +159,7 @@ final class EngineLoop {
         // turn, and iterating copied each outcome (its metrics and error).
         swap(&completedBatch, &runningCompletions)
         for index in runningCompletions.indices {
-            if let (delegate, outcome) = runningCompletions[index].take() { delegate.transferDidComplete(outcome) }
+            if let (delegate, id, outcome) = runningCompletions[index].take() { delegate.transferDidComplete(outcome, of: id) }
         }
         runningCompletions.removeAll(keepingCapacity: true)
     }
@@ -332,9 +332,9 @@ final class EngineLoop {
         let url = request.url
         let failEarly = { [shard] (code: URLError.Code, reason: String) in
             placement.finished(on: shard.index)
-            delegate.transferDidComplete(TransferOutcome(
-                error: URLError.make(code, url: url, reason: reason),
-                metrics: .empty(fetchStart: Date())))
+            delegate.transferDidComplete(
+                TransferOutcome(error: URLError.make(code, url: url, reason: reason), metrics: .empty(fetchStart: Date())),
+                of: id)
         }
         guard let session = sessionsByID[sessionID] else {
             return failEarly(.cancelled, "The session was invalidated before the transfer started.")
@@ -349,7 +349,7 @@ final class EngineLoop {
             transfer.releaseResources()
             session.recycle(easy, keepingOptions: false)
             placement.finished(on: shard.index)
-            delegate.transferDidComplete(TransferOutcome(error: error, metrics: .empty(fetchStart: Date())))
+            delegate.transferDidComplete(TransferOutcome(error: error, metrics: .empty(fetchStart: Date())), of: id)
             return
         }
         session.transfers[id] = transfer
@@ -404,6 +404,6 @@ final class EngineLoop {
         if !transfer.everPaused && !transfer.discarding {
             session.recycle(transfer.easy, keepingOptions: outcome.error == nil)
         }
-        completedBatch.append((transfer.delegate, outcome))
+        completedBatch.append((transfer.delegate, transfer.id, outcome))
     }
 }

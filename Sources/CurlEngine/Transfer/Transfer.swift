@@ -323,7 +323,7 @@ final class Transfer {
             return bytes.count
         }
         self.head = HeadSummary(head)
-        delegate.transferDidReceiveHead(head)
+        delegate.transferDidReceiveHead(head, of: id)
         return bytes.count
     }
 
@@ -334,7 +334,7 @@ final class Transfer {
             everPaused = true
             return ccurl_writefunc_pause
         }
-        switch delegate.transferDidReceiveBody(bytes) {
+        switch delegate.transferDidReceiveBody(bytes, of: id) {
         case .accepted:
             bodyBytesDelivered += Int64(bytes.count)
             return bytes.count
@@ -397,7 +397,7 @@ final class Transfer {
         }
         if count > 0 {
             uploadOffset += Int64(count)
-            delegate.transferDidSendBody(totalBytesSent: uploadOffset, totalBytesExpected: uploadLength)
+            delegate.transferDidSendBody(totalBytesSent: uploadOffset, totalBytesExpected: uploadLength, of: id)
         }
         return count
     }

@@ -38,11 +38,15 @@ package struct TransferOutcome: Sendable {
 /// (or on a thread running an inline turn for it, see `InlineTurn`), must
 /// return quickly, and must never call user code or block on a lock held
 /// across an `await`.
+///
+/// Each call names its transfer, so one delegate can serve every transfer
+/// of a task (one per redirect or authentication hop) and tell a late call
+/// of a hop it has left from the current one, without an object per hop.
 package protocol TransferDelegate: AnyObject, Sendable {
-    func transferDidReceiveHead(_ head: consuming ResponseHead)
-    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer) -> BodyVerdict
+    func transferDidReceiveHead(_ head: consuming ResponseHead, of id: TransferID)
+    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> BodyVerdict
     /// Upload progress: total body bytes handed to libcurl so far.
-    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64)
+    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID)
     /// Called exactly once per started transfer, last.
-    func transferDidComplete(_ outcome: TransferOutcome)
+    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID)
 }

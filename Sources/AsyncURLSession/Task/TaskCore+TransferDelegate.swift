@@ -1,0 +1,32 @@
+internal import CurlEngine
+import Foundation
+
+/// A task is the engine's delegate for each of its hops. Every call names
+/// its transfer, so a late call from a hop the task has already left is
+/// ignored (`hopDid…` compare it with `Guarded.transferID`). Until November
+/// 2026 an object per hop carried that id: one more allocation per request.
+extension TaskCore: TransferDelegate {
+    func transferDidReceiveHead(_ head: consuming ResponseHead, of id: TransferID) {
+        hopDidReceiveHead(head, id: id)
+    }
+
+    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> BodyVerdict {
+        hopDidReceiveBody(bytes, id: id)
+    }
+
+    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let wake = guarded.withLock { guarded -> Wake? in
+            guard guarded.transferID == id else { return nil }
+            let delivery = guarded.pipeline.sentBody(
+                totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, now: now)
+            Self.updateProgress(&guarded)
+            return Self.wake(for: delivery, in: &guarded)
+        }
+        wake?.run()
+    }
+
+    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
+        hopDidComplete(outcome, id: id)
+    }
+}
