@@ -159,7 +159,9 @@ final class EngineLoop {
         // turn, and iterating copied each outcome (its metrics and error).
         swap(&completedBatch, &runningCompletions)
         for index in runningCompletions.indices {
-            if let (delegate, id, outcome) = runningCompletions[index].take() { delegate.transferDidComplete(outcome, of: id) }
+            if let (delegate, id, outcome) = runningCompletions[index].take() {
+                delegate.transferDidComplete(outcome, of: id)
+            }
         }
         runningCompletions.removeAll(keepingCapacity: true)
     }
