@@ -15,7 +15,7 @@
 // references whose lifetime that table guarantees.
 //
 // Errors: every failure reaches the transfer's delegate exactly once, as a
-// `URLError`, through `TransferDelegate.transferDidComplete(_:)`. Delegates are
+// `URLError`, through `TransferDelegate.transferDidComplete(_:of:)`. Delegates are
 // called on the engine thread (or an inline turn's) and must not block or call
 // user code.
 internal import CCurl

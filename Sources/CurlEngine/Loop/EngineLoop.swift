@@ -334,9 +334,8 @@ final class EngineLoop {
         let url = request.url
         let failEarly = { [shard] (code: URLError.Code, reason: String) in
             placement.finished(on: shard.index)
-            delegate.transferDidComplete(
-                TransferOutcome(error: URLError.make(code, url: url, reason: reason), metrics: .empty(fetchStart: Date())),
-                of: id)
+            let error = URLError.make(code, url: url, reason: reason)
+            delegate.transferDidComplete(TransferOutcome(error: error, metrics: .empty(fetchStart: Date())), of: id)
         }
         guard let session = sessionsByID[sessionID] else {
             return failEarly(.cancelled, "The session was invalidated before the transfer started.")
