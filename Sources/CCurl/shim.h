@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <stdint.h>
 #include <sys/epoll.h>
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -150,6 +151,18 @@ static inline int ccurl_epoll_wait(int epfd, uint64_t *datas, uint32_t *events, 
         events[i] = buffer[i].events;
     }
     return count;
+}
+
+/// Waits up to `nanoseconds` for one of `fds` to become ready: poll(2)
+/// with a timeout finer than its milliseconds (an inline wait is bounded in
+/// microseconds). The raw syscall, because glibc declares ppoll only under
+/// _GNU_SOURCE. Returns the ready count, 0 on timeout, -1 with errno.
+static inline int ccurl_poll_nanoseconds(struct pollfd *fds, unsigned int count, int64_t nanoseconds) {
+    struct timespec timeout;
+    if (nanoseconds < 0) { nanoseconds = 0; }
+    timeout.tv_sec = (time_t)(nanoseconds / 1000000000LL);
+    timeout.tv_nsec = (long)(nanoseconds % 1000000000LL);
+    return (int)syscall(SYS_ppoll, fds, (unsigned long)count, &timeout, NULL, (size_t)8);
 }
 
 /// Arms a one-shot timerfd `nanoseconds` from now. Zero would disarm it, so

@@ -4,7 +4,9 @@
 // four) each own the libcurl handles (easy, multi, share) they use. Nothing
 // else calls libcurl, except a thread that starts a transfer while its shard
 // sleeps with nothing in flight: it runs that turn itself (`InlineTurn`),
-// holding the loop's ownership lock. Other threads talk to a shard through its
+// holding the loop's ownership lock; and a consumer about to park on the only
+// transfer of a sleeping shard, which may wait for it itself for a bounded
+// time under the same lock (`InlineWait`). Other threads talk to a shard through its
 // command queue (lock-protected, waking the loop through an eventfd: one
 // write per batch, not per command). A transfer is placed on one shard when
 // its identifier is made and every command about it goes there.
@@ -16,7 +18,7 @@
 //
 // Errors: every failure reaches the transfer's delegate exactly once, as a
 // `URLError`, through `TransferDelegate.transferDidComplete(_:of:)`. Delegates are
-// called on the engine thread (or an inline turn's) and must not block or call
+// called on the engine thread (or an inline turn's or wait's) and must not block or call
 // user code.
 internal import CCurl
 import Foundation
@@ -157,6 +159,16 @@ package final class CurlEngine: Sendable {
         delegate: any TransferDelegate
     ) {
         shards[id.shard].commands.enqueue(.start(id, placement, request, collectsMetrics: collectsMetrics, delegate))
+    }
+
+    /// Called by a consumer about to park until transfer `id` gives it
+    /// something (inside its continuation's closure): when `id` is the only
+    /// transfer in flight on its sleeping engine thread, waits for it on
+    /// the calling thread, for a bounded time, until `isDone()` (see
+    /// `InlineWait`). Returns at once otherwise.
+    package func waitInline(for id: TransferID, until isDone: () -> Bool) {
+        guard EngineTurn.current == nil, !Thread.isMainThread else { return }
+        shards[id.shard].commands.waitInline(for: id, limit: InlineWait.limit, until: isDone)
     }
 
     /// Suspends a transfer (both directions), as `URLSessionTask.suspend()`.

@@ -124,6 +124,44 @@ import Testing
         #expect(!queue.endInlineTurn(), "the engine thread is running: producers must not see it asleep")
     }
 
+    // MARK: Inline waits
+
+    @Test func waitInline_whileTheEngineSleeps_isOffered() {
+        let (queue, turn) = sleepingQueue(idle: false)
+        queue.waitInline(for: TransferID(serial: 2, shard: 0), limit: 1_000, until: { true })
+        #expect(turn.waits.load(ordering: .relaxed) == 1)
+    }
+
+    @Test func waitInline_whileTheEngineRuns_orCommandsWait_isNot() {
+        let (queue, turn) = sleepingQueue(idle: false)
+        queue.enqueue(command)
+        queue.waitInline(for: TransferID(serial: 2, shard: 0), limit: 1_000, until: { true })
+        #expect(turn.waits.load(ordering: .relaxed) == 0, "a command is queued: the engine thread was woken for it")
+        queue.awoke()
+        var batch: [EngineCommand?] = []
+        queue.drain(into: &batch)
+        queue.waitInline(for: TransferID(serial: 2, shard: 0), limit: 1_000, until: { true })
+        #expect(turn.waits.load(ordering: .relaxed) == 0, "the engine thread is running a turn")
+    }
+
+    @Test func wakeSleepingEngine_writesOnce_andOnlyWhileItSleeps() {
+        let queue = CommandQueue()
+        queue.wakeSleepingEngine()
+        #expect(takeSignal(queue) == nil, "awake: nothing to do")
+        #expect(queue.prepareToSleep(idle: false))
+        queue.wakeSleepingEngine()
+        queue.wakeSleepingEngine()
+        #expect(takeSignal(queue) == 1)
+    }
+
+    @Test func sleepsOn_afterAWaitThatEndedTheTransfer_letsTheNextStartRunInline() {
+        let (queue, turn) = sleepingQueue(idle: false)
+        queue.sleepsOn(idle: true)
+        queue.enqueue(start)
+        #expect(turn.runs.load(ordering: .relaxed) == 1)
+        #expect(takeSignal(queue) == nil)
+    }
+
     @Test func awoke_thenEnqueue_writesNothing() {
         let queue = CommandQueue()
         #expect(queue.prepareToSleep(idle: false))
@@ -140,6 +178,7 @@ private final class DrainingTurn: InlineTurn {
     let succeeds: Bool
     let runs = Atomic<Int>(0)
     let drained = Atomic<Int>(0)
+    let waits = Atomic<Int>(0)
 
     init(queue: CommandQueue, succeeds: Bool = true) {
         self.queue = queue
@@ -153,6 +192,11 @@ private final class DrainingTurn: InlineTurn {
         queue.drain(into: &batch)
         drained.add(batch.count, ordering: .relaxed)
         return queue.endInlineTurn()
+    }
+
+    func wait(for id: TransferID, limit: UInt64, until isDone: () -> Bool) -> InlineWait.End {
+        waits.add(1, ordering: .relaxed)
+        return .done
     }
 }
 

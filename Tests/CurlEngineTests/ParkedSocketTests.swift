@@ -46,4 +46,34 @@ import Testing
         #expect(readyCount(epollFD) == 1)
         #expect(!session.parkedSocketBecameReady(socket), "a watched socket counted as parked")
     }
+
+    /// While a caller waits inline, the engine thread's epoll set must not
+    /// report the watched sockets; shown again, a socket that became ready
+    /// meanwhile is reported at once.
+    @Test func hiddenSockets_raiseNoEvent_untilShownAgain() throws {
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        #expect(epollFD >= 0)
+        defer { close(epollFD) }
+        var first: [Int32] = [-1, -1]
+        var second: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &first) == 0)
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &second) == 0)
+        defer { for fd in first + second { close(fd) } }
+        let session = try #require(MultiSession(
+            id: EngineSessionID(serial: 1, shardCount: 1), tag: 1, epollFD: epollFD,
+            options: EngineSessionOptions(maximumConnectionsPerHost: 0)))
+        defer { session.close() }
+
+        session.watch(socket: first[0], what: pollIn, registered: nil)
+        session.hideSockets()
+        #expect(write(first[1], "x", 1) == 1)
+        // A socket libcurl starts watching while hidden joins with no events too.
+        session.watch(socket: second[0], what: pollIn, registered: nil)
+        #expect(write(second[1], "y", 1) == 1)
+        #expect(readyCount(epollFD) == 0, "a hidden socket raised an event")
+
+        session.showSockets()
+        #expect(readyCount(epollFD) == 2)
+        #expect(session.watchedSockets.count == 2)
+    }
 }

@@ -344,7 +344,7 @@ final class TaskCore: Sendable {
                 case .failStream(let error):
                     continuation.resume(throwing: error)
                 case .wait:
-                    break
+                    if let id { waitInlineBeforeBody(on: id) { $0.eventWaiter == nil } }
                 }
             }
         } onCancel: {
@@ -398,12 +398,16 @@ final class TaskCore: Sendable {
         if Task.isCancelled { cancel() }
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                let end = guarded.withLock { guarded -> Result<Void, URLError>? in
-                    if let end = guarded.pipeline.end { return end }
+                let (end, id) = guarded.withLock { guarded -> (Result<Void, URLError>?, TransferID?) in
+                    if let end = guarded.pipeline.end { return (end, nil) }
                     guarded.collectWaiter = continuation
-                    return nil
+                    return (nil, guarded.transferID)
                 }
-                if let end { continuation.resume(with: end) }
+                if let end {
+                    continuation.resume(with: end)
+                } else if let id {
+                    waitInlineBeforeBody(on: id) { $0.collectWaiter == nil }
+                }
             }
         } onCancel: {
             self.cancel()

@@ -16,6 +16,12 @@ final class MultiSession {
     var transfers: [TransferID: Transfer] = [:]
     /// Sockets libcurl stopped watching that are still in the epoll set (see `watch`).
     private var parkedSockets: Set<Int32> = []
+    /// Sockets libcurl watches, with the epoll events it asked for.
+    private(set) var watchedSockets: [Int32: UInt32] = [:]
+    /// While a caller waits inline (`EngineLoop.runInlineWait`), the watched
+    /// sockets are in the epoll set with no events, so that the sleeping
+    /// engine thread is not woken for them: the waiting thread polls them.
+    private(set) var socketsHidden = false
     private var idleHandles: [EasyHandle] = []
     private static let maximumIdleHandles = 256
     static let idleConnectionCacheSize = 1024
@@ -110,25 +116,59 @@ final class MultiSession {
             // not idle after all (closed by the server), which deletes it
             // (`parkedSocketBecameReady`). A socket libcurl closes leaves the
             // set by itself.
+            // Parked while hidden, it stays in the set with no events: an
+            // idle socket needs none, and a reset still shows (EPOLLERR and
+            // EPOLLHUP are always reported).
             parkedSockets.insert(socket)
+            watchedSockets[socket] = nil
             curl_multi_assign(raw, socket, nil)
             return
         }
         var events: UInt32 = 0
         if what & Int32(CURL_POLL_IN) != 0 { events |= EPOLLIN.rawValue }
         if what & Int32(CURL_POLL_OUT) != 0 { events |= EPOLLOUT.rawValue }
+        watchedSockets[socket] = events
         // Level-triggered on purpose: edge-triggered is an open TODO in libcurl.
         // A parked socket is still in the set (unless it was closed and its
         // number reused: then MOD fails and ADD follows).
         let wasParked = parkedSockets.remove(socket) != nil
         let operation = registered == nil && !wasParked ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        // Hidden: a socket already in the set keeps its empty mask (the
+        // events are applied by `showSockets`); a new one joins with none.
+        if socketsHidden {
+            if operation == EPOLL_CTL_ADD { addOrModify(socket, events: 0, first: EPOLL_CTL_ADD) }
+            curl_multi_assign(raw, socket, UnsafeMutableRawPointer(bitPattern: 1))
+            return
+        }
+        addOrModify(socket, events: events, first: operation)
+        // Any non-nil marker says "registered"; no allocation per socket.
+        curl_multi_assign(raw, socket, UnsafeMutableRawPointer(bitPattern: 1))
+    }
+
+    /// Sets the socket's events with `first`, or with the other verb when
+    /// that fails.
+    private func addOrModify(_ socket: Int32, events: UInt32, first operation: Int32) {
         if ccurl_epoll_ctl(epollFD, operation, socket, events, epollTag(for: socket)) != 0 {
             // The fd may have been recycled behind our back: try the other verb.
             let retry = operation == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD
             _ = ccurl_epoll_ctl(epollFD, retry, socket, events, epollTag(for: socket))
         }
-        // Any non-nil marker says "registered"; no allocation per socket.
-        curl_multi_assign(raw, socket, UnsafeMutableRawPointer(bitPattern: 1))
+    }
+
+    /// Takes the watched sockets' events out of the epoll set (see `socketsHidden`).
+    func hideSockets() {
+        guard !socketsHidden else { return }
+        socketsHidden = true
+        for socket in watchedSockets.keys { addOrModify(socket, events: 0, first: EPOLL_CTL_MOD) }
+    }
+
+    /// Puts the watched sockets' events back into the epoll set. A socket
+    /// that became ready meanwhile wakes the engine thread at once (epoll
+    /// checks readiness when the events change).
+    func showSockets() {
+        guard socketsHidden else { return }
+        socketsHidden = false
+        for (socket, events) in watchedSockets { addOrModify(socket, events: events, first: EPOLL_CTL_MOD) }
     }
 
     fileprivate func setTimer(milliseconds: Int) {

@@ -72,6 +72,38 @@ final class CommandQueue: Sendable {
         }
     }
 
+    /// A caller about to park on transfer `id` waits for it on its own
+    /// thread instead, while the engine thread sleeps with nothing queued
+    /// (see `InlineWait`), for at most `limit` ns.
+    @discardableResult
+    func waitInline(for id: TransferID, limit: UInt64, until isDone: () -> Bool) -> InlineWait.End {
+        let inline = state.withLock { state -> (any InlineTurn)? in
+            guard state.engineSleeping, state.inEpoll, state.queue.isEmpty else { return nil }
+            return state.inlineTurn
+        }
+        return inline?.wait(for: id, limit: limit, until: isDone) ?? .notStarted
+    }
+
+    /// After an inline wait: whether the engine thread, asleep through it,
+    /// now sleeps with nothing in flight.
+    func sleepsOn(idle: Bool) {
+        state.withLock { state in
+            guard state.engineSleeping, state.inEpoll else { return }
+            state.sleepsIdle = idle
+        }
+    }
+
+    /// Wakes the engine thread if it sleeps: work was left for it.
+    func wakeSleepingEngine() {
+        let wake = state.withLock { state -> Bool in
+            guard state.engineSleeping else { return false }
+            state.engineSleeping = false
+            state.signaled = true
+            return true
+        }
+        if wake { signal() }
+    }
+
     private func signal() {
         var one: UInt64 = 1
         _ = withUnsafeBytes(of: &one) { write(eventFD, $0.baseAddress, 8) }

@@ -16,7 +16,8 @@ import Synchronization
 ///
 /// Turns: each runs under `ownership`. The engine thread holds it for every
 /// turn and lets go of it only while it waits in `epoll_wait`; an inline turn
-/// takes it then, on the thread that starts a transfer.
+/// takes it then, on the thread that starts a transfer, and so does an
+/// inline wait, on a consumer's thread (`InlineWait`).
 final class EngineLoop {
     private let shard: EngineShard
     private let commands: CommandQueue
@@ -46,6 +47,13 @@ final class EngineLoop {
     private var wakeDeadline: UInt64 = .max
     /// When the timerfd fires, `.max` when it is not armed.
     private var timerArmedFor: UInt64 = .max
+    /// No inline wait starts before this (monotonic ns): set when one ran
+    /// out of time, so a slow server does not hold callers' threads.
+    private var inlineWaitsPausedUntil: UInt64 = 0
+    /// An inline wait's poll set and the epoll tags of its sockets, kept
+    /// with their capacity from one wait to the next.
+    private var waitPollFDs: [pollfd] = []
+    private var waitTags: [UInt64] = []
 
     init(shard: EngineShard, executor: EngineExecutor) {
         self.shard = shard
@@ -128,6 +136,83 @@ final class EngineLoop {
             }
         }
         return ended ?? false
+    }
+
+    /// A caller parked on transfer `id` waits for it on its own thread while
+    /// the engine thread sleeps and `id` is the only transfer in flight here
+    /// (see `InlineWait`). Returns when `isDone()` says the caller has what
+    /// it waited for, or when the engine thread must take over: commands or
+    /// its timer came in, work is held for it, or `limit` ns passed.
+    func runInlineWait(for id: TransferID, limit: UInt64, until isDone: () -> Bool) -> InlineWait.End {
+        let end = ownership.withLockIfAvailable { _ -> InlineWait.End in
+            let start = ccurl_monotonic_nanoseconds()
+            guard start >= inlineWaitsPausedUntil, isOnlyTransferInFlight(id) else { return .notStarted }
+            return EngineTurn.standingIn(for: turn) {
+                for session in sessionsByID.values { session.hideSockets() }
+                let end = serveInlineWait(until: start &+ limit, isDone: isDone)
+                for session in sessionsByID.values { session.showSockets() }
+                if end == .timedOut { inlineWaitsPausedUntil = ccurl_monotonic_nanoseconds() &+ InlineWait.pauseAfterTimeout }
+                armTimerForSleepingThread()
+                if turn.hasWork {
+                    commands.wakeSleepingEngine()
+                } else {
+                    // The next start from this caller may be an inline turn again.
+                    commands.sleepsOn(idle: sessionsByID.values.allSatisfy { $0.transfers.isEmpty })
+                }
+                return end
+            }
+        }
+        return end ?? .notStarted
+    }
+
+    private func isOnlyTransferInFlight(_ id: TransferID) -> Bool {
+        var found = false
+        for session in sessionsByID.values where !session.transfers.isEmpty {
+            guard !found, session.transfers.count == 1, session.transfers[id] != nil else { return false }
+            found = true
+        }
+        return found
+    }
+
+    /// The turns of an inline wait, until it ends.
+    private func serveInlineWait(until limit: UInt64, isDone: () -> Bool) -> InlineWait.End {
+        while true {
+            waitPollFDs.removeAll(keepingCapacity: true)
+            waitTags.removeAll(keepingCapacity: true)
+            // The engine thread's own wake-ups end the wait: it serves them.
+            waitPollFDs.append(pollfd(fd: commands.eventFD, events: Int16(POLLIN), revents: 0))
+            waitPollFDs.append(pollfd(fd: timerFD, events: Int16(POLLIN), revents: 0))
+            for session in sessionsByID.values {
+                for (socket, events) in session.watchedSockets {
+                    // poll's IN and OUT bits are epoll's.
+                    waitPollFDs.append(pollfd(fd: socket, events: Int16(truncatingIfNeeded: events), revents: 0))
+                    waitTags.append(session.epollTag(for: socket))
+                }
+            }
+            let now = ccurl_monotonic_nanoseconds()
+            if now >= limit { return .timedOut }
+            let until = min(limit, earliestDeadline() ?? .max)
+            let ready = waitPollFDs.withUnsafeMutableBufferPointer { fds in
+                ccurl_poll_nanoseconds(fds.baseAddress, UInt32(fds.count), Int64(until > now ? until - now : 0))
+            }
+            if ready < 0 && errno != EINTR { return .engineNeeded }
+            if waitPollFDs[0].revents != 0 { return .commandQueued }
+            if waitPollFDs[1].revents != 0 { return .timerFired }
+            turn.turnStart = ccurl_monotonic_nanoseconds()
+            if ready > 0 {
+                for index in waitTags.indices {
+                    let revents = waitPollFDs[index + 2].revents
+                    // poll's ERR and HUP bits are epoll's too.
+                    if revents != 0 { handleReadiness(tag: waitTags[index], events: UInt32(UInt16(bitPattern: revents))) }
+                }
+            }
+            runDueTimers()
+            sweepIdleTransfers()
+            flushCompletions()
+            EngineTurn.flush(turn, runningJobsOn: nil)
+            if isDone() { return .done }
+            if turn.hasWork { return .engineNeeded }
+        }
     }
 
     /// After an inline turn: the sleeping thread's `epoll_wait` timeout
@@ -408,3 +493,4 @@ final class EngineLoop {
         completedBatch.append((transfer.delegate, transfer.id, outcome))
     }
 }
+
