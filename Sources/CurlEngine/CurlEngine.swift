@@ -167,8 +167,10 @@ package final class CurlEngine: Sendable {
     /// the calling thread, for a bounded time, until `isDone()` (see
     /// `InlineWait`). Returns at once otherwise.
     package func waitInline(for id: TransferID, until isDone: () -> Bool) {
-        guard EngineTurn.current == nil, !Thread.isMainThread else { return }
-        shards[id.shard].commands.waitInline(for: id, limit: InlineWait.limit, until: isDone)
+        let commands = shards[id.shard].commands
+        // The hint first: while several transfers run, a park costs one atomic load.
+        guard commands.mayWaitInline(for: id), EngineTurn.current == nil, !Thread.isMainThread else { return }
+        commands.waitInline(for: id, limit: InlineWait.limit, until: isDone)
     }
 
     /// Suspends a transfer (both directions), as `URLSessionTask.suspend()`.

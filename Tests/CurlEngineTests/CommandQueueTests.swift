@@ -77,6 +77,17 @@ import Testing
         return (queue, turn)
     }
 
+    /// The transfer the fake inline turns report starting.
+    private let sole = DrainingTurn.started
+
+    /// A queue whose sleeping engine thread had a start run inline: the
+    /// started transfer is its only one.
+    private func queueAfterAnInlineStart() -> (CommandQueue, DrainingTurn) {
+        let (queue, turn) = sleepingQueue(idle: true)
+        queue.enqueue(start)
+        return (queue, turn)
+    }
+
     @Test func start_whileEngineSleepsIdle_runsATurnInsteadOfWaking() {
         let (queue, turn) = sleepingQueue(idle: true)
         queue.enqueue(start)
@@ -126,21 +137,30 @@ import Testing
 
     // MARK: Inline waits
 
-    @Test func waitInline_whileTheEngineSleeps_isOffered() {
-        let (queue, turn) = sleepingQueue(idle: false)
-        queue.waitInline(for: TransferID(serial: 2, shard: 0), limit: 1_000, until: { true })
+    @Test func waitInline_forTheTransferAnInlineTurnStarted_isOffered() {
+        let (queue, turn) = queueAfterAnInlineStart()
+        queue.waitInline(for: sole, limit: 1_000, until: { true })
         #expect(turn.waits.load(ordering: .relaxed) == 1)
     }
 
+    @Test func waitInline_forAnotherTransfer_orOneTheEngineThreadStarted_isNot() {
+        let (queue, turn) = queueAfterAnInlineStart()
+        queue.waitInline(for: TransferID(serial: 3, shard: 0), limit: 1_000, until: { true })
+        #expect(turn.waits.load(ordering: .relaxed) == 0)
+        let (asleep, asleepTurn) = sleepingQueue(idle: false)
+        asleep.waitInline(for: sole, limit: 1_000, until: { true })
+        #expect(asleepTurn.waits.load(ordering: .relaxed) == 0, "no inline turn started it")
+    }
+
     @Test func waitInline_whileTheEngineRuns_orCommandsWait_isNot() {
-        let (queue, turn) = sleepingQueue(idle: false)
+        let (queue, turn) = queueAfterAnInlineStart()
         queue.enqueue(command)
-        queue.waitInline(for: TransferID(serial: 2, shard: 0), limit: 1_000, until: { true })
+        queue.waitInline(for: sole, limit: 1_000, until: { true })
         #expect(turn.waits.load(ordering: .relaxed) == 0, "a command is queued: the engine thread was woken for it")
         queue.awoke()
         var batch: [EngineCommand?] = []
         queue.drain(into: &batch)
-        queue.waitInline(for: TransferID(serial: 2, shard: 0), limit: 1_000, until: { true })
+        queue.waitInline(for: sole, limit: 1_000, until: { true })
         #expect(turn.waits.load(ordering: .relaxed) == 0, "the engine thread is running a turn")
     }
 
@@ -179,6 +199,8 @@ private final class DrainingTurn: InlineTurn {
     let runs = Atomic<Int>(0)
     let drained = Atomic<Int>(0)
     let waits = Atomic<Int>(0)
+    /// The transfer each of its turns reports starting.
+    static let started = TransferID(serial: 2, shard: 0)
 
     init(queue: CommandQueue, succeeds: Bool = true) {
         self.queue = queue
@@ -191,7 +213,7 @@ private final class DrainingTurn: InlineTurn {
         var batch: [EngineCommand?] = []
         queue.drain(into: &batch)
         drained.add(batch.count, ordering: .relaxed)
-        return queue.endInlineTurn()
+        return queue.endInlineTurn(sole: Self.started)
     }
 
     func wait(for id: TransferID, limit: UInt64, until isDone: () -> Bool) -> InlineWait.End {

@@ -19,6 +19,23 @@ import Testing
         #expect(first.wait(seconds: 10).map { $0.error == nil } == true)
     }
 
+    /// Starts a GET by an inline turn (only such a transfer is waited for
+    /// inline): once the engine thread sleeps idle, and again while a start
+    /// found it awake (a loaded machine), each time after that transfer ended.
+    private func startedInline(
+        _ engine: PrivateShard, _ url: String, makeRecorder: () -> CompletionRecorder
+    ) -> (TransferID, CompletionRecorder)? {
+        for _ in 0..<10 {
+            _ = PrivateShard.waitUntil(seconds: 5) { engine.commands.sleepsIdle }
+            let before = engine.commands.inlineTurnsRun.load(ordering: .relaxed)
+            let recorder = makeRecorder()
+            let id = engine.startGET(url, delegate: recorder)
+            if engine.commands.inlineTurnsRun.load(ordering: .relaxed) > before { return (id, recorder) }
+            _ = recorder.wait(seconds: 10)
+        }
+        return nil
+    }
+
     /// Waits inline, again while a wait cannot start because the engine
     /// thread is still awake (on a loaded machine it may not have gone back
     /// to sleep yet), for up to 5 s.
@@ -44,8 +61,7 @@ import Testing
         // may read it before this thread starts waiting: a few tries.
         var ended: (InlineWait.End, pthread_t?) = (.notStarted, nil)
         for _ in 0..<10 where ended.0 != .done {
-            let transfer = CompletionRecorder()
-            let id = engine.startGET(server.url, delegate: transfer)
+            let (id, transfer) = try #require(startedInline(engine, server.url) { CompletionRecorder() })
             let end = waitInline(engine, for: id, limit: 10_000_000_000) { transfer.hasCompleted }
             #expect(transfer.wait(seconds: 10).map { $0.error == nil } == true)
             ended = (end, transfer.completingThread)
@@ -62,8 +78,7 @@ import Testing
         defer { server.close() }
         warmedUp(engine, server)
 
-        let transfer = CompletionRecorder()
-        let id = engine.startGET(server.url, delegate: transfer)
+        let (id, transfer) = try #require(startedInline(engine, server.url) { CompletionRecorder() })
         let end = waitInline(engine, for: id, limit: 20_000_000) { transfer.hasCompleted }
         #expect(end == .timedOut)
         #expect(!transfer.hasCompleted, "the wait outlasted its limit")
@@ -83,8 +98,7 @@ import Testing
         defer { prompt.close() }
         warmedUp(engine, slow)
 
-        let waited = CompletionRecorder()
-        let id = engine.startGET(slow.url, delegate: waited)
+        let (id, waited) = try #require(startedInline(engine, slow.url) { CompletionRecorder() })
         // Another thread starts a transfer while this one waits: a command
         // for the engine thread, which must not wait for this wait's end.
         // Soon after the wait starts: the engine thread's idle sweep fires

@@ -320,12 +320,13 @@ final class TaskCore: Sendable {
     func waitForNextEvent() async throws -> TaskEvent? {
         let event = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<TaskEvent?, any Error>) in
-                let (action, id) = guarded.withLock { guarded -> (TaskPipeline.NextAction, TransferID?) in
+                let (action, id, beforeBody) = guarded.withLock {
+                    guarded -> (TaskPipeline.NextAction, TransferID?, Bool) in
                     if guarded.eventWaiter != nil {
                         // `events` has one consumer; a second would steal its events.
                         return (.failStream(URLError.make(
                             .unknown, url: failingURLString,
-                            reason: "task.events is already being iterated elsewhere; a task's events have one consumer.")), nil)
+                            reason: "task.events is already being iterated elsewhere; a task's events have one consumer.")), nil, false)
                     }
                     let action = guarded.pipeline.next()
                     switch action {
@@ -333,7 +334,7 @@ final class TaskCore: Sendable {
                     case .deliver(let event, _): Self.noteDelivered(event, in: &guarded)
                     default: break
                     }
-                    return (action, guarded.transferID)
+                    return (action, guarded.transferID, guarded.pipeline.bytesReceived == 0)
                 }
                 switch action {
                 case .deliver(let event, let resumeReceiving):
@@ -344,7 +345,7 @@ final class TaskCore: Sendable {
                 case .failStream(let error):
                     continuation.resume(throwing: error)
                 case .wait:
-                    if let id { waitInlineBeforeBody(on: id) { $0.eventWaiter == nil } }
+                    if let id, beforeBody { waitInlineBeforeBody(on: id) { $0.eventWaiter == nil } }
                 }
             }
         } onCancel: {
@@ -401,7 +402,8 @@ final class TaskCore: Sendable {
                 let (end, id) = guarded.withLock { guarded -> (Result<Void, URLError>?, TransferID?) in
                     if let end = guarded.pipeline.end { return (end, nil) }
                     guarded.collectWaiter = continuation
-                    return (nil, guarded.transferID)
+                    // A transfer whose body flows already is the engine thread's (see `waitInlineBeforeBody`).
+                    return (nil, guarded.pipeline.bytesReceived == 0 ? guarded.transferID : nil)
                 }
                 if let end {
                     continuation.resume(with: end)

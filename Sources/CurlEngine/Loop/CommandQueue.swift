@@ -33,6 +33,15 @@ final class CommandQueue: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The transfer an inline turn started while the engine thread slept
+    /// with nothing in flight, as long as that thread sleeps on (its raw
+    /// value; 0 otherwise): the transfer a latency-bound caller may wait for
+    /// inline. Written under the lock, read without it: `waitInline` refuses
+    /// everything else with one atomic load (the wait checks again under the
+    /// loop's lock). Not a transfer the engine thread started itself: with
+    /// many in flight, it sometimes goes to sleep with a single one left,
+    /// which is no sign of a caller waiting for one request at a time.
+    private let soleTransferHint = Atomic<UInt64>(0)
     /// Inline turns that ran instead of a wake-up (read by tests).
     let inlineTurnsRun = Atomic<Int>(0)
 
@@ -55,6 +64,7 @@ final class CommandQueue: Sendable {
             guard state.engineSleeping else { return (false, nil) }
             // One write (or one inline turn) serves it; later producers see it awake.
             state.engineSleeping = false
+            soleTransferHint.store(0, ordering: .relaxed)
             if mayRunInline, state.sleepsIdle, let inline = state.inlineTurn { return (false, inline) }
             state.signaled = true
             return (true, nil)
@@ -77,6 +87,7 @@ final class CommandQueue: Sendable {
     /// (see `InlineWait`), for at most `limit` ns.
     @discardableResult
     func waitInline(for id: TransferID, limit: UInt64, until isDone: () -> Bool) -> InlineWait.End {
+        guard mayWaitInline(for: id) else { return .notStarted }
         let inline = state.withLock { state -> (any InlineTurn)? in
             guard state.engineSleeping, state.inEpoll, state.queue.isEmpty else { return nil }
             return state.inlineTurn
@@ -84,10 +95,18 @@ final class CommandQueue: Sendable {
         return inline?.wait(for: id, limit: limit, until: isDone) ?? .notStarted
     }
 
+    /// Whether `id` was started by an inline turn and the engine thread has
+    /// slept on since (the lock-free hint; see `soleTransferHint`).
+    func mayWaitInline(for id: TransferID) -> Bool {
+        soleTransferHint.load(ordering: .relaxed) == id.rawValue
+    }
+
     /// After an inline wait: whether the engine thread, asleep through it,
-    /// now sleeps with nothing in flight.
+    /// now sleeps with nothing in flight (the next start may then be an
+    /// inline turn again).
     func sleepsOn(idle: Bool) {
         state.withLock { state in
+            soleTransferHint.store(0, ordering: .relaxed)
             guard state.engineSleeping, state.inEpoll else { return }
             state.sleepsIdle = idle
         }
@@ -99,6 +118,7 @@ final class CommandQueue: Sendable {
             guard state.engineSleeping else { return false }
             state.engineSleeping = false
             state.signaled = true
+            soleTransferHint.store(0, ordering: .relaxed)
             return true
         }
         if wake { signal() }
@@ -136,17 +156,20 @@ final class CommandQueue: Sendable {
         state.withLock { state in
             state.engineSleeping = false
             state.inEpoll = false
+            soleTransferHint.store(0, ordering: .relaxed)
         }
     }
 
     /// At the end of an inline turn: true when the engine thread still
     /// sleeps and nothing is queued for it, so it may sleep on (producers
-    /// then see it asleep again). No transfer is idle any more.
-    func endInlineTurn() -> Bool {
+    /// then see it asleep again). No transfer is idle any more; `sole`: the
+    /// transfer the turn started, when it is the only one in flight.
+    func endInlineTurn(sole: TransferID? = nil) -> Bool {
         state.withLock { state in
             guard state.queue.isEmpty, state.inEpoll else { return false }
             state.engineSleeping = true
             state.sleepsIdle = false
+            soleTransferHint.store(sole?.rawValue ?? 0, ordering: .relaxed)
             return true
         }
     }

@@ -48,7 +48,7 @@ final class EngineLoop {
     /// When the timerfd fires, `.max` when it is not armed.
     private var timerArmedFor: UInt64 = .max
     /// No inline wait starts before this (monotonic ns): set when one ran
-    /// out of time, so a slow server does not hold callers' threads.
+    /// out of time or a command cut it short (see `InlineWait.pause`).
     private var inlineWaitsPausedUntil: UInt64 = 0
     /// An inline wait's poll set and the epoll tags of its sockets, kept
     /// with their capacity from one wait to the next.
@@ -105,9 +105,7 @@ final class EngineLoop {
     private func prepareToWait() -> Int32 {
         let timeout = millisecondsUntilNextDeadline()
         // Commands that came in since the last drain, or held work: do not block.
-        guard timeout != 0, !turn.hasWork,
-            commands.prepareToSleep(idle: sessionsByID.values.allSatisfy { $0.transfers.isEmpty })
-        else { return 0 }
+        guard timeout != 0, !turn.hasWork, commands.prepareToSleep(idle: isIdle) else { return 0 }
         // Only a sleeping thread's deadline matters (to inline turns).
         let epollDeadline = timeout < 0 ? UInt64.max : ccurl_monotonic_nanoseconds() &+ UInt64(timeout) &* 1_000_000
         wakeDeadline = min(epollDeadline, timerArmedFor)
@@ -132,7 +130,7 @@ final class EngineLoop {
                 // Commands that came in meanwhile mean a burst of starts
                 // (several consumers woken together): the engine thread
                 // serves them, rather than this caller serving them all.
-                return commands.endInlineTurn()
+                return commands.endInlineTurn(sole: soleTransfer())
             }
         }
         return ended ?? false
@@ -146,18 +144,20 @@ final class EngineLoop {
     func runInlineWait(for id: TransferID, limit: UInt64, until isDone: () -> Bool) -> InlineWait.End {
         let end = ownership.withLockIfAvailable { _ -> InlineWait.End in
             let start = ccurl_monotonic_nanoseconds()
-            guard start >= inlineWaitsPausedUntil, isOnlyTransferInFlight(id) else { return .notStarted }
+            guard start >= inlineWaitsPausedUntil, soleTransfer() == id else { return .notStarted }
             return EngineTurn.standingIn(for: turn) {
                 for session in sessionsByID.values { session.hideSockets() }
                 let end = serveInlineWait(until: start &+ limit, isDone: isDone)
                 for session in sessionsByID.values { session.showSockets() }
-                if end == .timedOut { inlineWaitsPausedUntil = ccurl_monotonic_nanoseconds() &+ InlineWait.pauseAfterTimeout }
+                if end == .timedOut || end == .commandQueued {
+                    inlineWaitsPausedUntil = ccurl_monotonic_nanoseconds() &+ InlineWait.pause
+                }
                 armTimerForSleepingThread()
                 if turn.hasWork {
                     commands.wakeSleepingEngine()
                 } else {
                     // The next start from this caller may be an inline turn again.
-                    commands.sleepsOn(idle: sessionsByID.values.allSatisfy { $0.transfers.isEmpty })
+                    commands.sleepsOn(idle: isIdle)
                 }
                 return end
             }
@@ -165,13 +165,18 @@ final class EngineLoop {
         return end ?? .notStarted
     }
 
-    private func isOnlyTransferInFlight(_ id: TransferID) -> Bool {
-        var found = false
+    /// No transfer is in flight on this thread.
+    private var isIdle: Bool { sessionsByID.values.allSatisfy { $0.transfers.isEmpty } }
+
+    /// The transfer in flight on this thread when it is the only one; nil
+    /// when none or several are.
+    private func soleTransfer() -> TransferID? {
+        var sole: TransferID?
         for session in sessionsByID.values where !session.transfers.isEmpty {
-            guard !found, session.transfers.count == 1, session.transfers[id] != nil else { return false }
-            found = true
+            guard sole == nil, session.transfers.count == 1 else { return nil }
+            sole = session.transfers.keys.first
         }
-        return found
+        return sole
     }
 
     /// The turns of an inline wait, until it ends.
