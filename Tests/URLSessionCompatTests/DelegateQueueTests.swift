@@ -52,6 +52,39 @@ import TestSupport
         #expect(overlaps == 0, "two calls of one lane ran at once")
     }
 
+    /// A wait left by a call of the lane runs once the lane has no calls
+    /// left, in the same operation: what it posts runs before work that was
+    /// queued behind that operation meanwhile (a completion handler then
+    /// needs no new operation of its own).
+    @Test func waitBeforeIdling_runsInTheSameOperation_beforeWorkQueuedBehindIt() async throws {
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        let lane = DelegateQueue(queue: queue, postedByteLimit: 512 << 10)
+        let other = DelegateQueue(queue: queue, postedByteLimit: 512 << 10)
+        let order = Mutex<[String]>([])
+        try await withTimeLimit(60) {
+            await lane.run {
+                order.withLock { $0.append("call") }
+                other.post { order.withLock { $0.append("queued behind") } }
+                lane.waitBeforeIdling {
+                    lane.post { order.withLock { $0.append("posted by the wait") } }
+                }
+            }
+            await other.run {}
+            await lane.run {}
+        }
+        #expect(order.withLock { $0 } == ["call", "posted by the wait", "queued behind"])
+    }
+
+    @Test func waitBeforeIdling_fromOutsideTheLane_isIgnored() async throws {
+        let queue = OperationQueue()
+        let lane = DelegateQueue(queue: queue, postedByteLimit: 512 << 10)
+        let ran = Mutex(false)
+        lane.waitBeforeIdling { ran.withLock { $0 = true } }
+        try await withTimeLimit(60) { await lane.run {} }
+        #expect(!ran.withLock { $0 })
+    }
+
     /// Two lanes on one serial queue both make progress: a busy lane hands
     /// the queue over after a batch instead of holding it.
     @Test func busyLane_letsAnotherLaneRun() async throws {

@@ -141,6 +141,16 @@ public final class SessionTask: Sendable {
         core.whenCollectionEnds(callback)
     }
 
+    /// For the classic API's completion handlers: on a thread that would
+    /// otherwise go idle, waits for a task set up with `collectBody()`
+    /// (resumed, with no body byte yet) while it is the only transfer of
+    /// its sleeping I/O thread, for at most a millisecond (see
+    /// `CurlEngine.waitInline`). The `whenCollectionEnds` callback may run
+    /// on this thread meanwhile. Returns at once otherwise.
+    package func waitInlineForCollection() {
+        core.waitInlineForCollection()
+    }
+
     /// The body and response of an ended task set up with `collectBody()`,
     /// or why it failed.
     package func takeCollectedResult() -> Result<(Data, HTTPURLResponse), URLError> {

@@ -46,6 +46,9 @@ final class DelegateQueue: TaskExecutor, Sendable {
         /// every call added before it finds the list empty.
         var operationScheduled = false
         var postedBytes = 0
+        /// Run by the lane's operation when it runs out of calls, before it
+        /// ends (see `waitBeforeIdling`).
+        var idleWait: (@Sendable () -> Void)?
 
         var isEmpty: Bool { head == calls.count }
 
@@ -113,12 +116,22 @@ final class DelegateQueue: TaskExecutor, Sendable {
         defer { pthread_setspecific(Self.runningLaneKey, outer) }
         var ran = 0
         while ran < Self.callsPerOperation {
-            let batch = state.withLock { state -> [@Sendable () -> Void] in
+            let (batch, idleWait) = state.withLock { state -> ([@Sendable () -> Void], (@Sendable () -> Void)?) in
                 if state.isEmpty {
+                    // Still scheduled while it waits: what the wait posts
+                    // joins this operation.
+                    if let wait = state.idleWait {
+                        state.idleWait = nil
+                        return ([], wait)
+                    }
                     state.operationScheduled = false
-                    return []
+                    return ([], nil)
                 }
-                return state.takeBatch(max: Self.callsPerOperation - ran)
+                return (state.takeBatch(max: Self.callsPerOperation - ran), nil)
+            }
+            if let idleWait {
+                idleWait()
+                continue
             }
             if batch.isEmpty { return }
             for call in batch { call() }
@@ -127,6 +140,18 @@ final class DelegateQueue: TaskExecutor, Sendable {
         // Still scheduled: the successor runs what is left, or finds nothing
         // and unschedules.
         scheduleOperation()
+    }
+
+    /// From a call of this lane: once the lane has run out of calls, its
+    /// operation runs `wait` before it ends, and then the calls `wait`
+    /// posted. Elsewhere: nothing. For a completion handler that starts the
+    /// next request (`URLSession.startDriver`): `wait` waits a bounded time
+    /// for that request on this thread, and its handler then runs in this
+    /// operation instead of a new one woken for it. The latest wait replaces
+    /// an earlier one not yet run.
+    func waitBeforeIdling(_ wait: @escaping @Sendable () -> Void) {
+        guard isRunningHere else { return }
+        state.withLock { $0.idleWait = wait }
     }
 
     /// Runs `body` in order; returns at once. Always queued, even from a

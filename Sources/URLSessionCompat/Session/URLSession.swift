@@ -152,6 +152,11 @@ open class URLSession: NSObject, @unchecked Sendable {
                     taskDidCompleteWithoutWaiting(task)
                 }
             }
+            // Started from a handler on this lane (a chain of requests, as
+            // legacy code makes them): the lane's operation may wait for it
+            // before it ends, so its handler needs no new operation and no
+            // thread woken for it (`SessionTask.waitInlineForCollection`).
+            lane.waitBeforeIdling { task.core.waitInlineForCollection() }
             return
         }
         // The driver runs on its lane of the delegate queue (see
