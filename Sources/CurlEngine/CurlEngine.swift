@@ -162,10 +162,10 @@ package final class CurlEngine: Sendable {
     }
 
     /// Called by a consumer about to park until transfer `id` gives it
-    /// something (inside its continuation's closure): when `id` is the only
-    /// transfer in flight on its sleeping engine thread, waits for it on
-    /// the calling thread, for a bounded time, until `isDone()` (see
-    /// `InlineWait`). Returns at once otherwise.
+    /// something (inside its continuation's closure): when an inline turn
+    /// started `id` on an idle engine thread that still sleeps with only
+    /// `id` in flight, waits for it on the calling thread, for a bounded
+    /// time, until `isDone()` (see `InlineWait`). Returns at once otherwise.
     package func waitInline(for id: TransferID, until isDone: () -> Bool) {
         let commands = shards[id.shard].commands
         // The hint first: while several transfers run, a park costs one atomic load.
