@@ -24,9 +24,9 @@ import Glibc
 /// engine thread that had finished a batch sometimes slept idle, the first
 /// start of the next burst ran inline and waited, and the burst's other
 /// starts woke the engine thread, which then waited for the loop (481 such
-/// waits per 20,000 requests, a fifth more context switches). Never on an engine thread
-/// (code on `Session.ioExecutor` already resumes where the response is
-/// read) nor on the main thread.
+/// waits per 20,000 requests, a fifth more context switches). Never on an
+/// engine thread (code on `Session.ioExecutor` already resumes where the
+/// response is read) nor on the main thread.
 ///
 /// While a caller waits, the engine thread's epoll set holds the transfer's
 /// sockets with no events (`MultiSession.hideSockets`), so it is not woken
