@@ -46,6 +46,34 @@ import Testing
         }
     }
 
+    /// A transfer alone on its I/O thread reads 64 KiB at a time, one beside
+    /// others 16 KiB (`ReceiveBufferSize`), so one recycled handle changes
+    /// size between transfers: alone, then three at once, then alone again.
+    /// Every body must arrive whole, through both kinds of consumer.
+    @Test func handlesSwitchingReceiveBufferSizes_deliverWholeBodies() async throws {
+        try await withServer { server in
+            let session = oneConnectionSession()
+            let size = 300_000
+            let expected = LoopbackServer.patternBody(count: size)
+            let url = server.url("/bytes/\(size)")
+            for round in [1, 3, 1, 3] {
+                let bodies = try await withThrowingTaskGroup(of: Data.self) { group in
+                    for index in 0..<round {
+                        group.addTask {
+                            if index.isMultiple(of: 2) { return try await session.data(from: url).0 }
+                            let task = session.dataTask(with: URLRequest(url: url))
+                            task.resume()
+                            return await record(task).body
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(bodies.count == round)
+                for body in bodies { #expect(body == expected) }
+            }
+        }
+    }
+
     @Test func sameShapeUploads_eachSendsItsOwnBody() async throws {
         try await withServer { server in
             let session = oneConnectionSession()

@@ -259,8 +259,10 @@ struct TaskPipeline {
     /// libcurl's largest single write (CURL_MAX_WRITE_SIZE): a write this
     /// size is usually followed by more of the same read.
     static let fullWrite = 16 * 1024
-    /// Room reserved in a chunk that starts with a full write: the engine's
-    /// receive buffer, so one read fits in one chunk.
+    /// Room reserved in a chunk that starts with a full write: a lone
+    /// transfer's receive buffer (64 KiB), so one read fits in one chunk.
+    /// A transfer beside others reads 16 KiB at a time; its next reads join
+    /// the chunk while the consumer has not taken it yet.
     static let coalescedChunkCapacity = 64 * 1024
 
     /// Body bytes for an events consumer. `makeChunk(capacity)` copies them

@@ -20,6 +20,10 @@ final class EasyHandle {
 
     var holdsAShape: Bool { shape != nil }
 
+    /// The CURLOPT_BUFFERSIZE last set on the handle; libcurl's default after
+    /// a reset, 0 when unknown (libcurl refused a change).
+    var receiveBufferSize = ReceiveBufferSize.libcurlDefault
+
     init?() {
         guard let raw = curl_easy_init() else { return nil }
         self.raw = raw
@@ -39,6 +43,7 @@ final class EasyHandle {
         curl_easy_reset(raw)
         errorBuffer[0] = 0
         shape = nil
+        receiveBufferSize = ReceiveBufferSize.libcurlDefault
     }
 
     var errorMessage: String? {

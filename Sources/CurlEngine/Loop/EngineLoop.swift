@@ -435,6 +435,7 @@ final class EngineLoop {
         }
         let transfer = Transfer(
             id: id, placement: placement, easy: easy, request: request, collectsMetrics: collectsMetrics,
+            receiveBufferSize: ReceiveBufferSize.for(transfersAlreadyRunning: session.transfers.count),
             delegate: delegate, turn: turn)
         if let error = transfer.configure(share: session.share) {
             transfer.releaseResources()

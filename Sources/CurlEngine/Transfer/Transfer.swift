@@ -50,16 +50,19 @@ final class Transfer {
     /// Monotonic nanoseconds of the last byte moved, for the idle timeout.
     var lastActivity: UInt64
 
-    static let receiveBufferSize = 64 * 1024
+    /// libcurl's receive buffer for this transfer: one recv reads at most
+    /// this much (see `ReceiveBufferSize`).
+    let receiveBufferSize: Int
 
     /// Largest response head we accept, against hostile servers.
     static let maximumHeaderBytes = 256 * 1024
 
     init(
         id: TransferID, placement: TransferPlacement, easy: EasyHandle, request: TransferRequest,
-        collectsMetrics: Bool, delegate: any TransferDelegate, turn: EngineTurn.State
+        collectsMetrics: Bool, receiveBufferSize: Int, delegate: any TransferDelegate, turn: EngineTurn.State
     ) {
         self.id = id
+        self.receiveBufferSize = receiveBufferSize
         self.placement = placement
         self.easy = easy
         self.request = request
@@ -124,6 +127,7 @@ final class Transfer {
         check(handle.set(CURLOPT_URL, request.url))
         check(handle.set(CURLOPT_WRITEDATA, pointer: me))
         check(handle.set(CURLOPT_HEADERDATA, pointer: me))
+        if handle.receiveBufferSize != receiveBufferSize { check(applyReceiveBufferSize()) }
         if !isBodiless {
             check(handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadLength))
             check(handle.set(CURLOPT_READDATA, pointer: me))
@@ -135,6 +139,18 @@ final class Transfer {
     private var isBodiless: Bool {
         if case .none = request.body { return true }
         return false
+    }
+
+    /// Sets CURLOPT_BUFFERSIZE and records it on the handle. A recycled
+    /// handle may still hold the receive buffer an earlier transfer allocated
+    /// (7.88.1 keeps it after an h2 transfer), and then libcurl refuses any new
+    /// size with 43 (setopt.c: `if(data->state.buffer)`). That is no failure:
+    /// the handle reads into the buffer it has, which is at least the default
+    /// 16 KiB; the size is recorded as unknown so the next transfer tries again.
+    private func applyReceiveBufferSize() -> CURLcode {
+        let code = easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize)
+        easy.receiveBufferSize = code == CURLE_OK ? receiveBufferSize : 0
+        return code == CURLE_BAD_FUNCTION_ARGUMENT ? CURLE_OK : code
     }
 
     /// Builds this transfer's header list and hands it to libcurl.
@@ -177,16 +193,7 @@ final class Transfer {
         if request.url.hasPrefixIgnoringASCIICase("https:") {
             check(handle.set(CURLOPT_PIPEWAIT, 1))
         }
-        // One recv of up to 64 KiB is handed over as several 16 KiB writes in a
-        // row, so a waiting consumer is woken once per burst instead of once
-        // per 16 KiB. Only touched pages cost memory: a slow drip stays small.
-        // A recycled handle may still hold the receive buffer an earlier
-        // transfer allocated (7.88.1 keeps it after an h2 transfer), and then
-        // libcurl refuses any new size with 43 (setopt.c: `if(data->state.buffer)`).
-        // That is no failure: the handle reads at the default 16 KiB into the
-        // buffer it has, which is at least that large.
-        let sized = handle.set(CURLOPT_BUFFERSIZE, Self.receiveBufferSize)
-        if sized != CURLE_BAD_FUNCTION_ARGUMENT { check(sized) }
+        if handle.receiveBufferSize != receiveBufferSize { check(applyReceiveBufferSize()) }
         // Removing a transfer that is still resolving must not block the engine
         // thread on the resolver thread (LIBCURL-NOTES §1).
         check(handle.set(CURLOPT_QUICK_EXIT, 1))
