@@ -21,9 +21,10 @@ public enum TaskEvent: Sendable {
     case needBodyStream(BodyStreamDecision)
     /// Request body bytes handed to the connection. Expected is -1 for a
     /// stream without a length. Unpulled progress events merge. A consumer
-    /// waiting for the next event gets the first, then at most one per
-    /// 50 ms, and the last of a body of known length; `bytes` counts
-    /// everything sent since the previous one.
+    /// waiting for the next event gets at most one per 50 ms (counted from
+    /// the first bytes sent) and the last of a body of known length, so a
+    /// body sent within 50 ms reports once; `bytes` counts everything sent
+    /// since the previous one.
     case uploadProgress(TransferProgress)
     /// A download made from resume data continues at `offset` (0 when the
     /// server sent the whole body again). Comes before the response.
