@@ -6,10 +6,10 @@
 // sleeps with nothing in flight: it runs that turn itself (`InlineTurn`),
 // holding the loop's ownership lock; and a consumer about to park on the only
 // transfer of a sleeping shard, which may wait for it itself for a bounded
-// time under the same lock (`InlineWait`). Other threads talk to a shard through its
-// command queue (lock-protected, waking the loop through an eventfd: one
-// write per batch, not per command). A transfer is placed on one shard when
-// its identifier is made and every command about it goes there.
+// time under the same lock (`InlineWait`). Other threads talk to a shard
+// through its command queue (lock-protected, waking the loop through an
+// eventfd: one write per batch, not per command). A transfer is placed on
+// one shard when its identifier is made and every command about it goes there.
 //
 // Ownership: a session of the core opens one multi handle (one connection
 // pool) on each shard it may use. Transfers live in that multi's table on

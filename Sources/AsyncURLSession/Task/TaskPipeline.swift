@@ -435,9 +435,9 @@ struct TaskPipeline {
     /// a wake per request whose body goes out within the interval: 2,473
     /// against 1,359 context switches for 500 such POSTs (`perf stat`), and
     /// 403 against 368 µs of CPU per request, where `data(for:)` used 372
-    /// (medians of 7 alternating runs of 2,000). Bytes not
-    /// reported count in the next report. A body of unknown length has no
-    /// last report to catch up, so its progress is never held back.
+    /// (medians of 7 alternating runs of 2,000). Bytes not reported count in
+    /// the next report. A body of unknown length has no last report to catch
+    /// up, so its progress is never held back.
     mutating func sentBody(totalBytesSent: Int64, totalBytesExpected: Int64, now: UInt64) -> DeliveryAction {
         bytesSent = totalBytesSent
         bytesExpectedToSend = totalBytesExpected

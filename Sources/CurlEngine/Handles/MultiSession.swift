@@ -135,12 +135,9 @@ final class MultiSession {
         let operation = registered == nil && !wasParked ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
         // Hidden: a socket already in the set keeps its empty mask (the
         // events are applied by `showSockets`); a new one joins with none.
-        if socketsHidden {
-            if operation == EPOLL_CTL_ADD { addOrModify(socket, events: 0, first: EPOLL_CTL_ADD) }
-            curl_multi_assign(raw, socket, UnsafeMutableRawPointer(bitPattern: 1))
-            return
+        if !socketsHidden || operation == EPOLL_CTL_ADD {
+            addOrModify(socket, events: socketsHidden ? 0 : events, first: operation)
         }
-        addOrModify(socket, events: events, first: operation)
         // Any non-nil marker says "registered"; no allocation per socket.
         curl_multi_assign(raw, socket, UnsafeMutableRawPointer(bitPattern: 1))
     }

@@ -138,9 +138,10 @@ final class EngineLoop {
 
     /// A caller parked on transfer `id` waits for it on its own thread while
     /// the engine thread sleeps and `id` is the only transfer in flight here
-    /// (`CommandQueue` offers only one an inline turn started; see `InlineWait`). Returns when `isDone()` says the caller has what
-    /// it waited for, or when the engine thread must take over: commands or
-    /// its timer came in, work is held for it, or `limit` ns passed.
+    /// (`CommandQueue` offers only one an inline turn started; see
+    /// `InlineWait`). Returns when `isDone()` says the caller has what it
+    /// waited for, or when the engine thread must take over: commands or its
+    /// timer came in, work is held for it, or `limit` ns passed.
     func runInlineWait(for id: TransferID, limit: UInt64, until isDone: () -> Bool) -> InlineWait.End {
         let end = ownership.withLockIfAvailable { _ -> InlineWait.End in
             let start = ccurl_monotonic_nanoseconds()

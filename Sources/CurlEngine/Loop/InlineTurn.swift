@@ -7,8 +7,9 @@
 /// response over. Run inline, the send happens on the caller's thread and the
 /// engine thread wakes only for the response: two switches (`perf stat`,
 /// 20,000 GETs of 1 KiB one at a time through `data(for:)`: 40,742 context
-/// switches). `InlineWait` then lets the caller read the response too: one. Throughput went from 8,998 to 9,519 requests per second
-/// through `data(for:)` (medians of 11 alternating runs; raw libcurl made
+/// switches). `InlineWait` then lets the caller read the response too: one.
+/// Throughput went from 8,998 to 9,519 requests per second through
+/// `data(for:)` (medians of 11 alternating runs; raw libcurl made
 /// 13,051 in the same stretch), and the classic completion-handler API
 /// gained 17% (9,117 to 10,676, medians of 7).
 ///
@@ -45,9 +46,8 @@ protocol InlineTurn: Sendable {
 final class LoopInlineTurn: InlineTurn, @unchecked Sendable {
     // @unchecked: `EngineLoop` is not Sendable. `run()` and `wait` touch it
     // only inside `EngineLoop.runInlineTurn` and `runInlineWait`, under the
-    // loop's ownership lock,
-    // which its own thread holds for each of its turns; the loop lives as
-    // long as the process.
+    // loop's ownership lock, which its own thread holds for each of its
+    // turns; the loop lives as long as the process.
     private let loop: EngineLoop
 
     init(loop: EngineLoop) {

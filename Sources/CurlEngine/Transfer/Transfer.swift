@@ -127,7 +127,7 @@ final class Transfer {
         check(handle.set(CURLOPT_URL, request.url))
         check(handle.set(CURLOPT_WRITEDATA, pointer: me))
         check(handle.set(CURLOPT_HEADERDATA, pointer: me))
-        if handle.receiveBufferSize != receiveBufferSize { check(applyReceiveBufferSize()) }
+        check(applyReceiveBufferSize())
         if !isBodiless {
             check(handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadLength))
             check(handle.set(CURLOPT_READDATA, pointer: me))
@@ -141,13 +141,15 @@ final class Transfer {
         return false
     }
 
-    /// Sets CURLOPT_BUFFERSIZE and records it on the handle. A recycled
+    /// Sets CURLOPT_BUFFERSIZE unless the handle has it already, and records
+    /// it on the handle. A recycled
     /// handle may still hold the receive buffer an earlier transfer allocated
     /// (7.88.1 keeps it after an h2 transfer), and then libcurl refuses any new
     /// size with 43 (setopt.c: `if(data->state.buffer)`). That is no failure:
     /// the handle reads into the buffer it has, which is at least the default
     /// 16 KiB; the size is recorded as unknown so the next transfer tries again.
     private func applyReceiveBufferSize() -> CURLcode {
+        guard easy.receiveBufferSize != receiveBufferSize else { return CURLE_OK }
         let code = easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize)
         easy.receiveBufferSize = code == CURLE_OK ? receiveBufferSize : 0
         return code == CURLE_BAD_FUNCTION_ARGUMENT ? CURLE_OK : code
@@ -193,7 +195,7 @@ final class Transfer {
         if request.url.hasPrefixIgnoringASCIICase("https:") {
             check(handle.set(CURLOPT_PIPEWAIT, 1))
         }
-        if handle.receiveBufferSize != receiveBufferSize { check(applyReceiveBufferSize()) }
+        check(applyReceiveBufferSize())
         // Removing a transfer that is still resolving must not block the engine
         // thread on the resolver thread (LIBCURL-NOTES §1).
         check(handle.set(CURLOPT_QUICK_EXIT, 1))
