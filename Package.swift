@@ -30,8 +30,10 @@ let package = Package(
         ),
         // The only module that imports CCurl: engine thread, handles, transfers.
         .target(name: "CurlEngine", dependencies: ["CCurl"]),
+        // A copy with cache-bypassing stores, for large collected bodies.
+        .target(name: "CStreamingCopy"),
         // The public async core.
-        .target(name: "AsyncURLSession", dependencies: ["CurlEngine"]),
+        .target(name: "AsyncURLSession", dependencies: ["CurlEngine", "CStreamingCopy"]),
         // The classic delegate and completion-handler API, built only on the
         // public API of AsyncURLSession.
         .target(name: "URLSessionCompat", dependencies: ["AsyncURLSession"]),
@@ -65,6 +67,7 @@ let package = Package(
             name: "AsyncURLSessionTests",
             dependencies: [
                 "AsyncURLSession",
+                "CStreamingCopy",
                 "LoopbackServer",
                 "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),

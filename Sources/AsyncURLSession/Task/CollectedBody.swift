@@ -1,3 +1,4 @@
+internal import CStreamingCopy
 import Foundation
 
 /// The body `data(for:)` collects, appended 16 KiB at a time on the engine
@@ -15,6 +16,16 @@ struct CollectedBody {
 
     /// Bodies at least this large get a prefaulted buffer.
     static let prefaultThreshold = 128 * 1024
+
+    /// Buffers at least this large are filled with streaming stores
+    /// (`streaming_copy`): a body this size outgrows a core's cache long
+    /// before anyone reads it, so pulling its lines in to write them only
+    /// doubles the memory traffic. W2 (one 256 MiB body): 235 against 210 ms
+    /// wall, 250 against 227 ms of CPU (medians of 11 alternating runs).
+    /// Not for 1 MiB bodies: W3 (64 of them at once) used 6% less CPU with
+    /// streaming stores but took 4% longer, and the server on the same
+    /// machine 10% more CPU: the stores compete with it for memory bandwidth.
+    static let streamingThreshold = 4 << 20
 
     var count: Int { buffer?.count ?? data.count }
     var isEmpty: Bool { count == 0 }
@@ -69,12 +80,15 @@ private final class CollectBuffer: @unchecked Sendable {
     private var base: UnsafeMutableRawPointer?
     private let capacity: Int
     private(set) var count = 0
+    /// Whether the bytes go in with streaming stores (`streaming_copy`).
+    private let streams: Bool
 
     init?(capacity wanted: Int) {
         let capacity = BodyBufferPool.capacity(for: wanted)
         guard let memory = BodyBufferPool.take(capacity: capacity) else { return nil }
         self.base = memory
         self.capacity = capacity
+        streams = capacity >= CollectedBody.streamingThreshold
     }
 
     deinit {
@@ -84,7 +98,13 @@ private final class CollectBuffer: @unchecked Sendable {
     /// False when the bytes do not fit; nothing is copied then.
     func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base, count + bytes.count <= capacity else { return false }
-        if let source = bytes.baseAddress { (base + count).copyMemory(from: source, byteCount: bytes.count) }
+        if let source = bytes.baseAddress {
+            if streams {
+                streaming_copy(base + count, source, bytes.count)
+            } else {
+                (base + count).copyMemory(from: source, byteCount: bytes.count)
+            }
+        }
         count += bytes.count
         return true
     }
