@@ -188,6 +188,11 @@ final class Transfer {
         check(handle.set(CURLOPT_FOLLOWLOCATION, 0))
         // Environment proxies are not read implicitly (libcurl would, silently).
         check(handle.set(CURLOPT_PROXY, ""))
+        // Nor no_proxy: without this option libcurl looks up no_proxy and
+        // NO_PROXY in the environment for every transfer (url.c,
+        // create_conn_helper_init_proxy), two linear scans of it, although
+        // no proxy is ever used.
+        check(handle.set(CURLOPT_NOPROXY, ""))
         // Wait for a pending connection that may multiplex instead of opening
         // one per request (LIBCURL-NOTES §4). Only TLS can negotiate h2 here (no
         // h2c): on cleartext it would only make requests queue behind a busy
