@@ -81,14 +81,13 @@ private final class CollectBuffer: @unchecked Sendable {
     private let capacity: Int
     private(set) var count = 0
     /// Whether the bytes go in with streaming stores (`streaming_copy`).
-    private let streams: Bool
+    private var streams: Bool { capacity >= CollectedBody.streamingThreshold }
 
     init?(capacity wanted: Int) {
         let capacity = BodyBufferPool.capacity(for: wanted)
         guard let memory = BodyBufferPool.take(capacity: capacity) else { return nil }
         self.base = memory
         self.capacity = capacity
-        streams = capacity >= CollectedBody.streamingThreshold
     }
 
     deinit {

@@ -142,12 +142,12 @@ final class Transfer {
     }
 
     /// Sets CURLOPT_BUFFERSIZE unless the handle has it already, and records
-    /// it on the handle. A recycled
-    /// handle may still hold the receive buffer an earlier transfer allocated
-    /// (7.88.1 keeps it after an h2 transfer), and then libcurl refuses any new
-    /// size with 43 (setopt.c: `if(data->state.buffer)`). That is no failure:
-    /// the handle reads into the buffer it has, which is at least the default
-    /// 16 KiB; the size is recorded as unknown so the next transfer tries again.
+    /// it on the handle. A recycled handle may still hold the receive buffer
+    /// an earlier transfer allocated (7.88.1 keeps it after an h2 transfer),
+    /// and then libcurl refuses any new size with 43 (setopt.c:
+    /// `if(data->state.buffer)`). That is no failure: the handle reads into
+    /// the buffer it has, which is at least the default 16 KiB; the size is
+    /// recorded as unknown so the next transfer tries again.
     private func applyReceiveBufferSize() -> CURLcode {
         guard easy.receiveBufferSize != receiveBufferSize else { return CURLE_OK }
         let code = easy.set(CURLOPT_BUFFERSIZE, receiveBufferSize)
