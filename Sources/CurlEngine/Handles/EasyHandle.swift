@@ -5,13 +5,14 @@ import Foundation
 /// Engine thread only. Recycled across transfers of one session only (reset,
 /// or keeping the options of a same-shape transfer: see `HandleShape`), so the
 /// TLS session cache and DNS entries it holds never cross into another session.
+/// Its `var`s skip run-time exclusivity checks (see `EngineLoop`).
 final class EasyHandle {
     let raw: UnsafeMutableRawPointer
     /// CURLOPT_ERRORBUFFER must be at least CURL_ERROR_SIZE and outlive the transfer.
     let errorBuffer: UnsafeMutablePointer<CChar>
     /// The shape whose options the handle holds since its last reset; nil
     /// for a new or reset handle.
-    var shape: HandleShape?
+    @exclusivity(unchecked) var shape: HandleShape?
 
     /// Whether the handle holds every shape option of `request`.
     func holdsShape(of request: TransferRequest) -> Bool {
@@ -22,7 +23,7 @@ final class EasyHandle {
 
     /// The CURLOPT_BUFFERSIZE last set on the handle; libcurl's default after
     /// a reset, 0 when unknown (libcurl refused a change).
-    var receiveBufferSize = ReceiveBufferSize.libcurlDefault
+    @exclusivity(unchecked) var receiveBufferSize = ReceiveBufferSize.libcurlDefault
 
     init?() {
         guard let raw = curl_easy_init() else { return nil }

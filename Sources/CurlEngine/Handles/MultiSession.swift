@@ -3,7 +3,8 @@ import Glibc
 
 /// One engine session: a multi handle (the connection pool of one core
 /// session), a share handle for TLS session resumption and DNS, the session's
-/// transfers and its recycled easy handles. Engine thread only.
+/// transfers and its recycled easy handles. Engine thread only (so its
+/// `var`s skip run-time exclusivity checks: see `EngineLoop`).
 final class MultiSession {
     let id: EngineSessionID
     /// The high 32 bits of this session's epoll tags.
@@ -12,17 +13,17 @@ final class MultiSession {
     let share: UnsafeMutableRawPointer?
     let epollFD: Int32
     /// When libcurl wants `socket_action(TIMEOUT)`, in monotonic nanoseconds.
-    var timerDeadline: UInt64?
-    var transfers: [TransferID: Transfer] = [:]
+    @exclusivity(unchecked) var timerDeadline: UInt64?
+    @exclusivity(unchecked) var transfers: [TransferID: Transfer] = [:]
     /// Sockets libcurl stopped watching that are still in the epoll set (see `watch`).
-    private var parkedSockets: Set<Int32> = []
+    @exclusivity(unchecked) private var parkedSockets: Set<Int32> = []
     /// Sockets libcurl watches, with the epoll events it asked for.
-    private(set) var watchedSockets: [Int32: UInt32] = [:]
+    @exclusivity(unchecked) private(set) var watchedSockets: [Int32: UInt32] = [:]
     /// While a caller waits inline (`EngineLoop.runInlineWait`), the watched
     /// sockets are in the epoll set with no events, so that the sleeping
     /// engine thread is not woken for them: the waiting thread polls them.
-    private(set) var socketsHidden = false
-    private var idleHandles: [EasyHandle] = []
+    @exclusivity(unchecked) private(set) var socketsHidden = false
+    @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
     private static let maximumIdleHandles = 256
     static let idleConnectionCacheSize = 1024
 

@@ -18,30 +18,31 @@ import Glibc
 package enum EngineTurn {
     /// One engine thread's held work and turn clock. Only that thread reads
     /// or writes it (it is reachable only through its own thread-specific
-    /// value, and from its `EngineLoop`, which runs on that thread).
+    /// value, and from its `EngineLoop`, which runs on that thread), so its
+    /// `var`s skip run-time exclusivity checks (see `EngineLoop`).
     final class State {
         /// Which engine thread (shard) this is.
         let shard: Int
-        fileprivate var work: [@Sendable () -> Void] = []
+        @exclusivity(unchecked) fileprivate var work: [@Sendable () -> Void] = []
         /// Held until the current `curl_multi_socket_action` returns (see `afterRead`).
-        fileprivate var readWork: [@Sendable () -> Void] = []
+        @exclusivity(unchecked) fileprivate var readWork: [@Sendable () -> Void] = []
         /// What `flush` and `flushReads` are running now; empty between
         /// flushes, with the capacity of the last one.
-        fileprivate var runningWork: [@Sendable () -> Void] = []
-        fileprivate var runningReadWork: [@Sendable () -> Void] = []
-        fileprivate var runningJobs: [UnownedJob] = []
-        fileprivate var jobs: [UnownedJob] = []
+        @exclusivity(unchecked) fileprivate var runningWork: [@Sendable () -> Void] = []
+        @exclusivity(unchecked) fileprivate var runningReadWork: [@Sendable () -> Void] = []
+        @exclusivity(unchecked) fileprivate var runningJobs: [UnownedJob] = []
+        @exclusivity(unchecked) fileprivate var jobs: [UnownedJob] = []
 
         /// The monotonic time at the start of the current turn. libcurl calls
         /// our header callback once per header line; reading the clock in
         /// every callback (for the idle timeout) cost about 2% of a small
         /// request. The idle sweep runs at 4 Hz, so the time a turn started
         /// is precise enough for "last activity".
-        var turnStart: UInt64 = 0
+        @exclusivity(unchecked) var turnStart: UInt64 = 0
 
         /// True while the turn tells delegates of ended transfers
         /// (`EngineLoop.flushCompletions`): see `isFinishingTransfers`.
-        var finishingTransfers = false
+        @exclusivity(unchecked) var finishingTransfers = false
 
         init(shard: Int) {
             self.shard = shard

@@ -3,7 +3,8 @@ import Foundation
 
 /// The engine-thread side of one transfer: the easy handle's configuration,
 /// libcurl's callbacks, and the flags the loop uses to pause, resume and
-/// cancel. Never leaves the engine thread.
+/// cancel. Never leaves the engine thread (so its `var`s skip run-time
+/// exclusivity checks: see `EngineLoop`).
 final class Transfer {
     let id: TransferID
     /// The session's placement, told when this transfer finishes.
@@ -20,35 +21,35 @@ final class Transfer {
     let fetchStart = Date()
 
     /// Must outlive the transfer: libcurl keeps pointing at it.
-    var headerList = HeaderList()
-    var headParser = ResponseHeadParser()
+    @exclusivity(unchecked) var headerList = HeaderList()
+    @exclusivity(unchecked) var headParser = ResponseHeadParser()
     /// What the outcome needs of the final head. Not the head itself: a copy
     /// kept here retained its buffers once more per response, and the head
     /// moves on to the delegate.
-    var head: HeadSummary?
-    var bodyBytesDelivered: Int64 = 0
-    var uploadOffset: Int64 = 0
+    @exclusivity(unchecked) var head: HeadSummary?
+    @exclusivity(unchecked) var bodyBytesDelivered: Int64 = 0
+    @exclusivity(unchecked) var uploadOffset: Int64 = 0
     /// Total request body bytes, -1 when unknown (a stream without length).
-    var uploadLength: Int64 = 0
+    @exclusivity(unchecked) var uploadLength: Int64 = 0
     /// An open file for `.file` bodies; closed when the transfer ends.
-    var uploadFile: Int32 = -1
+    @exclusivity(unchecked) var uploadFile: Int32 = -1
 
     /// `suspend()` from the user: both directions paused.
-    var suspended = false
+    @exclusivity(unchecked) var suspended = false
     /// The consumer's buffer is full: receiving paused until it drains.
-    var receivePaused = false
+    @exclusivity(unchecked) var receivePaused = false
     /// A body stream had no bytes yet: sending paused until its producer writes.
-    var sendPaused = false
+    @exclusivity(unchecked) var sendPaused = false
     /// A transfer that was ever paused is never recycled: libcurl 7.88.1 can
     /// keep a paused h2 stream's buffer and deliver it to the handle's next
     /// transfer (curl #10971).
-    var everPaused = false
+    @exclusivity(unchecked) var everPaused = false
     /// Set when cancelling: bytes libcurl still delivers are dropped.
-    var discarding = false
+    @exclusivity(unchecked) var discarding = false
     /// An error we caused from inside a callback (it surfaces as 23 or 42).
-    var abortError: URLError?
+    @exclusivity(unchecked) var abortError: URLError?
     /// Monotonic nanoseconds of the last byte moved, for the idle timeout.
-    var lastActivity: UInt64
+    @exclusivity(unchecked) var lastActivity: UInt64
 
     /// libcurl's receive buffer for this transfer: one recv reads at most
     /// this much (see `ReceiveBufferSize`).
