@@ -169,7 +169,7 @@ package final class CurlEngine: Sendable {
     package func waitInline(for id: TransferID, until isDone: () -> Bool) {
         let commands = shards[id.shard].commands
         // The hint first: while several transfers run, a park costs one atomic load.
-        guard commands.mayWaitInline(for: id), EngineTurn.current == nil, !Thread.isMainThread else { return }
+        guard commands.mayWaitInline(for: id), EngineTurn.current == nil, !MainThreadCheck.isMainThread else { return }
         commands.waitInline(for: id, limit: InlineWait.limit, until: isDone)
     }
 
