@@ -53,12 +53,7 @@ package enum EngineTurn {
     }
 
     /// Holds each engine thread's `State`; nil on every other thread.
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let created = pthread_key_create(&key, nil)
-        precondition(created == 0, "pthread_key_create failed: \(created)")
-        return key
-    }()
+    private static let key = ThreadSpecificKey.make()
 
     /// The calling engine thread's state, nil off the engine threads.
     static var current: State? {

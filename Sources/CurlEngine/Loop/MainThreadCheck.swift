@@ -12,12 +12,7 @@ import Glibc
 /// and a thread-specific value dies with its thread, so a recycled thread id
 /// starts unknown again.
 enum MainThreadCheck {
-    private static let key: pthread_key_t = {
-        var key = pthread_key_t()
-        let created = pthread_key_create(&key, nil)
-        precondition(created == 0, "pthread_key_create failed: \(created)")
-        return key
-    }()
+    private static let key = ThreadSpecificKey.make()
 
     /// Stored as the thread-specific value's bit pattern (no memory behind
     /// it); 0, no value, means not asked yet on this thread.
