@@ -25,6 +25,9 @@ final class EasyHandle {
     /// a reset, 0 when unknown (libcurl refused a change).
     @exclusivity(unchecked) var receiveBufferSize = ReceiveBufferSize.libcurlDefault
 
+    /// The response-head buffers the handle's transfers reuse (see `HeadBuffers`).
+    @exclusivity(unchecked) var headBuffers = HeadBuffers()
+
     init?() {
         guard let raw = curl_easy_init() else { return nil }
         self.raw = raw

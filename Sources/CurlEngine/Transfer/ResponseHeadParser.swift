@@ -12,7 +12,8 @@ import Glibc
 struct ResponseHeadParser {
     private var statusCode: Int?
     private var httpVersion = ""
-    private var fields = ResponseHeaderFields()
+    /// The fields being parsed (`scratch`) and the last head's (see `HeadBuffers`).
+    private var buffers: HeadBuffers
     private var contentLength: Int64?
     private var hasContentEncoding = false
     private var contentTypeSeen = false
@@ -21,6 +22,19 @@ struct ResponseHeadParser {
     private var completed: ResponseHead?
     /// Total header bytes accepted, to cap hostile responses.
     private(set) var byteCount = 0
+
+    /// `buffers`: what the transfer's easy handle kept from its last transfer.
+    init(buffers: HeadBuffers = HeadBuffers()) {
+        self.buffers = buffers
+    }
+
+    /// The buffers, for the easy handle to keep for its next transfer.
+    mutating func takeBuffers() -> HeadBuffers {
+        buffers.scratch.removeAll()
+        let taken = buffers
+        buffers = HeadBuffers()
+        return taken
+    }
 
     /// Feeds one callback's bytes. Returns a head when a final block ended.
     ///
@@ -58,15 +72,15 @@ struct ResponseHeadParser {
             return
         }
         guard statusCode != nil else { return }  // trailer or stray line
-        if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !fields.isEmpty {
+        if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !buffers.scratch.isEmpty {
             // Obsolete line folding: libcurl does not unfold, so we do.
-            fields.unfoldIntoLastValue(Self.trimmed(line))
+            buffers.scratch.unfoldIntoLastValue(Self.trimmed(line))
             return
         }
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
         let nameBytes = UnsafeRawBufferPointer(rebasing: line[0..<colon])
         let valueBytes = Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]))
-        fields.append(name: nameBytes, value: valueBytes)
+        buffers.scratch.append(name: nameBytes, value: valueBytes)
         // Compared as bytes: no String work for the fields we look at.
         if Self.equalsIgnoringASCIICase(nameBytes, "content-length") {
             contentLength = Self.decimal(valueBytes)
@@ -97,8 +111,10 @@ struct ResponseHeadParser {
         var codeEnd = index
         while codeEnd < statusLine.count, statusLine[codeEnd] != UInt8(ascii: " ") { codeEnd += 1 }
         statusCode = Self.decimal(UnsafeRawBufferPointer(rebasing: statusLine[index..<codeEnd])).map { Int($0) }
-        // One allocation each for a typical head instead of one per doubling.
-        fields = ResponseHeaderFields(byteCapacity: 512, fieldCapacity: 16)
+        // Emptied with its capacity kept; room for a typical head the first
+        // time, so it is parsed without regrowing.
+        buffers.scratch.removeAll()
+        buffers.scratch.reserveTypicalCapacity()
         contentLength = nil
         hasContentEncoding = false
         contentTypeSeen = false
@@ -110,7 +126,7 @@ struct ResponseHeadParser {
         statusCode = nil
         if (100..<200).contains(code) { return }  // interim response: a final one follows
         completed = ResponseHead(
-            statusCode: code, httpVersion: httpVersion, fields: fields, contentLength: contentLength,
+            statusCode: code, httpVersion: httpVersion, fields: buffers.fieldsToHandOut(), contentLength: contentLength,
             hasContentEncoding: hasContentEncoding, contentTypeIsMultipart: contentTypeIsMultipart)
     }
 

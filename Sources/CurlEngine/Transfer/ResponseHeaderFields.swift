@@ -1,3 +1,5 @@
+import Glibc
+
 /// A response's header fields as received: every name and (trimmed, unfolded)
 /// value back to back in one byte buffer, plus where each one ends.
 ///
@@ -21,9 +23,12 @@ package struct ResponseHeaderFields: RandomAccessCollection, Equatable, Sendable
 
     package init() {}
 
-    init(byteCapacity: Int, fieldCapacity: Int) {
-        bytes.reserveCapacity(byteCapacity)
-        ends.reserveCapacity(2 * fieldCapacity)
+    /// A copy in buffers of its own, no larger than the fields need (a
+    /// copy of the struct would share the parser's reusable buffers).
+    init(exactCopyOf other: ResponseHeaderFields) {
+        bytes = Self.exactCopy(other.bytes)
+        ends = Self.exactCopy(other.ends)
+        namesAreASCII = other.namesAreASCII
     }
 
     /// Fields given as text, stored as their UTF-8.
@@ -79,8 +84,33 @@ package struct ResponseHeaderFields: RandomAccessCollection, Equatable, Sendable
 
     /// Byte for byte, field boundaries included: an interning hit must not
     /// need any String.
+    /// Compared with memcmp: a repeated head is compared on every response
+    /// (`HeadBuffers`, `ResponseInterning`), and Array's element loop was
+    /// not vectorised. Shared buffers are equal without reading them.
     package static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.ends == rhs.ends && lhs.bytes == rhs.bytes
+        sameElements(lhs.ends, rhs.ends) && sameElements(lhs.bytes, rhs.bytes)
+    }
+
+    /// Whether both use the same buffers (tests).
+    func sharesBuffers(with other: ResponseHeaderFields) -> Bool {
+        bytes.withUnsafeBufferPointer { mine in
+            other.bytes.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
+        } && ends.withUnsafeBufferPointer { mine in
+            other.ends.withUnsafeBufferPointer { $0.baseAddress == mine.baseAddress }
+        }
+    }
+
+    /// Empty, keeping the buffers' capacity for the next head.
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        namesAreASCII = true
+    }
+
+    /// Room for a typical head, so that it is parsed without regrowing.
+    mutating func reserveTypicalCapacity() {
+        bytes.reserveCapacity(512)
+        ends.reserveCapacity(32)
     }
 
     // MARK: Building (the parser)
@@ -112,6 +142,26 @@ package struct ResponseHeaderFields: RandomAccessCollection, Equatable, Sendable
     }
 
     // MARK: Private
+
+    private static func sameElements<Element: BitwiseCopyable>(_ lhs: [Element], _ rhs: [Element]) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        return lhs.withUnsafeBytes { left in
+            rhs.withUnsafeBytes { right in
+                left.baseAddress == right.baseAddress || left.count == 0
+                    || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
+            }
+        }
+    }
+
+    private static func exactCopy<Element: BitwiseCopyable>(_ source: [Element]) -> [Element] {
+        guard !source.isEmpty else { return [] }
+        return [Element](unsafeUninitializedCapacity: source.count) { buffer, count in
+            source.withUnsafeBufferPointer { from in
+                _ = buffer.initialize(fromContentsOf: from)
+            }
+            count = source.count
+        }
+    }
 
     private func nameRange(_ index: Int) -> Range<Int> {
         (index == 0 ? 0 : Int(ends[2 * index - 1]))..<Int(ends[2 * index])

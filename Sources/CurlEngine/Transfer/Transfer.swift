@@ -22,7 +22,7 @@ final class Transfer {
 
     /// Must outlive the transfer: libcurl keeps pointing at it.
     @exclusivity(unchecked) var headerList = HeaderList()
-    @exclusivity(unchecked) var headParser = ResponseHeadParser()
+    @exclusivity(unchecked) var headParser: ResponseHeadParser
     /// What the outcome needs of the final head. Not the head itself: a copy
     /// kept here retained its buffers once more per response, and the head
     /// moves on to the delegate.
@@ -71,6 +71,8 @@ final class Transfer {
         self.delegate = delegate
         self.turn = turn
         self.lastActivity = ccurl_monotonic_nanoseconds()
+        headParser = ResponseHeadParser(buffers: easy.headBuffers)
+        easy.headBuffers = HeadBuffers()
     }
 
     /// Waiting on our side (user, consumer or body producer), so not idle.
@@ -90,6 +92,7 @@ final class Transfer {
 
     /// Frees what the transfer holds besides the easy handle.
     func releaseResources() {
+        easy.headBuffers = headParser.takeBuffers()
         if uploadFile >= 0 {
             close(uploadFile)
             uploadFile = -1
