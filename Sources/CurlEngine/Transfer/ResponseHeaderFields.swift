@@ -23,14 +23,6 @@ package struct ResponseHeaderFields: RandomAccessCollection, Equatable, Sendable
 
     package init() {}
 
-    /// A copy in buffers of its own, no larger than the fields need (a
-    /// copy of the struct would share the parser's reusable buffers).
-    init(exactCopyOf other: ResponseHeaderFields) {
-        bytes = Self.exactCopy(other.bytes)
-        ends = Self.exactCopy(other.ends)
-        namesAreASCII = other.namesAreASCII
-    }
-
     /// Fields given as text, stored as their UTF-8.
     package init(_ fields: some Sequence<(name: String, value: String)>) {
         for field in fields { append(name: field.name.utf8, value: field.value.utf8) }
@@ -150,16 +142,6 @@ package struct ResponseHeaderFields: RandomAccessCollection, Equatable, Sendable
                 left.baseAddress == right.baseAddress || left.count == 0
                     || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
             }
-        }
-    }
-
-    private static func exactCopy<Element: BitwiseCopyable>(_ source: [Element]) -> [Element] {
-        guard !source.isEmpty else { return [] }
-        return [Element](unsafeUninitializedCapacity: source.count) { buffer, count in
-            source.withUnsafeBufferPointer { from in
-                _ = buffer.initialize(fromContentsOf: from)
-            }
-            count = source.count
         }
     }
 
