@@ -76,6 +76,7 @@ package struct ResponseHeaderFields: RandomAccessCollection, Equatable, Sendable
 
     /// Byte for byte, field boundaries included: an interning hit must not
     /// need any String.
+    ///
     /// Compared with memcmp: a repeated head is compared on every response
     /// (`HeadBuffers`, `ResponseInterning`), and Array's element loop was
     /// not vectorised. Shared buffers are equal without reading them.

@@ -1,3 +1,8 @@
+// CCurl as well as Glibc: in a clean build (CI, after a test file was added
+// to this module) `SOCK_STREAM` was not found through Glibc alone. The
+// constant comes from <sys/socket.h>, which CCurl's header includes too;
+// ParkedSocketTests imports both for the same reason.
+import CCurl
 import Foundation
 import Glibc
 import Synchronization
