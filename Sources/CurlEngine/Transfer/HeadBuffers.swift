@@ -13,11 +13,13 @@
 /// parser's buffers themselves, and the next head is parsed into new ones
 /// (a copy instead cost the same two allocations, and a transfer that is its
 /// handle's only one held both: 10,000 slow transfers at once took 0.4 KiB
-/// more each). 20,000 GETs of 1 KiB at concurrency 64 (uprobes): allocations per
-/// request 39.0 -> 37.0 through `data(for:)` and 50.9 -> 48.9 through
-/// `task.events`, waits for a malloc arena lock 0.061 -> 0.050 and
-/// 0.122 -> 0.107; CPU per request moved within the noise (40.6 -> 40.0 and
-/// 47.5 -> 47.0 µs, medians of 15 alternating runs).
+/// more each).
+///
+/// 20,000 GETs of 1 KiB at concurrency 64 (uprobes): allocations per request
+/// 39.0 -> 37.0 through `data(for:)` and 50.9 -> 48.9 through `task.events`,
+/// waits for a malloc arena lock 0.061 -> 0.050 and 0.122 -> 0.107; CPU per
+/// request moved within the noise (40.6 -> 40.0 and 47.5 -> 47.0 µs, medians
+/// of 15 alternating runs).
 struct HeadBuffers {
     /// Where the parser collects a head's fields. After a head that was
     /// handed out in it, a new one (see `fieldsToHandOut`).

@@ -28,9 +28,9 @@ struct ResponseHeadParser {
         self.buffers = buffers
     }
 
-    /// The buffers, for the easy handle to keep for its next transfer.
+    /// The buffers, for the easy handle to keep for its next transfer (the
+    /// next head's `beginBlock` empties them).
     mutating func takeBuffers() -> HeadBuffers {
-        buffers.scratch.removeAll()
         let taken = buffers
         buffers = HeadBuffers()
         return taken

@@ -77,9 +77,9 @@ package struct ResponseHeaderFields: RandomAccessCollection, Equatable, Sendable
     /// Byte for byte, field boundaries included: an interning hit must not
     /// need any String.
     ///
-    /// Compared with memcmp: a repeated head is compared on every response
-    /// (`HeadBuffers`, `ResponseInterning`), and Array's element loop was
-    /// not vectorised. Shared buffers are equal without reading them.
+    /// Compared with memcmp, and not read at all when both share buffers: a
+    /// repeated head is compared on every response (`HeadBuffers`,
+    /// `ResponseInterning`).
     package static func == (lhs: Self, rhs: Self) -> Bool {
         sameElements(lhs.ends, rhs.ends) && sameElements(lhs.bytes, rhs.bytes)
     }
