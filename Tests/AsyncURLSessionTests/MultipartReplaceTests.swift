@@ -27,6 +27,27 @@ import Testing
         }
     }
 
+    @Test func cancellingAPartsDecision_endsTheTaskWithCancelled() async throws {
+        try await withServer { server in
+            let task = Session(configuration: testConfiguration())
+                .dataTask(with: server.url("/multipart-replace?parts=3&size=1000&interval=20"))
+            task.resume()
+            var responses = 0
+            var failure: URLError?
+            do {
+                for try await event in task.events {
+                    guard case .response(_, let decision) = event else { continue }
+                    responses += 1
+                    if responses == 2 { decision.cancel() }
+                }
+            } catch let error as URLError {
+                failure = error
+            }
+            #expect(failure?.code == .cancelled)
+            #expect(responses == 2, "no part after the cancelled one")
+        }
+    }
+
     @Test func parser_handlesAnySplitOfTheBytes() {
         let body = Data("preamble\r\n--b\r\nContent-Type: a\r\n\r\nONE\r\n--b\r\n\r\nTWO\r\n--b--\r\nepilogue".utf8)
         for chunkSize in [1, 2, 3, 7, body.count] {

@@ -232,7 +232,7 @@ extension TaskCore {
             info[URLError.downloadTaskResumeDataKey] = data
             return (URLError(error.code, userInfo: info), waiters, data, nil)
         }
-        wake?.run()
+        wake?.run(by: self)
         for waiter in waiters { waiter.resume(returning: resumeData) }
         return result
     }

@@ -80,7 +80,7 @@ extension TaskCore {
         }
         switch outcome {
         case .verdict(let verdict, let wake):
-            wake?.run()
+            wake?.run(by: self)
             return verdict
         case .release(let response, let body):
             // The held response is the result after all; these bytes follow it.
@@ -149,7 +149,7 @@ extension TaskCore {
             guarded.pipeline.closeBodyGate()
             guarded.responseHandlersRunning = true
         }
-        askHandlers(decision.core) { handler, task in
+        askHandlers(decision) { handler, task in
             guard let response = source.response else { return }
             await handler.task(task, didReceive: response, decision: decision)
         } then: { [self] in
@@ -157,23 +157,12 @@ extension TaskCore {
         }
     }
 
-    /// Holds this core strongly, not weakly: a weak reference gives the core
-    /// a side table (an allocation, and slower retains and releases for its
-    /// whole life), and every events task makes one of these (W1 at
-    /// concurrency 64 through `task.events`: 30.2 to 29.4 µs of CPU per
-    /// request, medians of 7). The cycle this makes while the decision is
-    /// queued or outstanding ends when it settles (an answer, the next pull,
-    /// or its deinit), and `releaseUnconsumed()` ends it when the task goes.
+    /// A decision that tells this task its answer (see
+    /// `ResponseDecision.Listener.task`). The cycle it makes while queued or
+    /// outstanding ends when it settles (an answer, the next pull, or its
+    /// deinit), and `releaseUnconsumed()` ends it when the task goes.
     private func makeResponseDecision() -> ResponseDecision {
-        let decision = ResponseDecision()
-        decision.core.onSettle { [self] answer in
-            switch answer {
-            case .allow: break
-            case .cancel: cancelAfterResponse()
-            case .becomeDownload: becomeDownload()
-            }
-        }
-        return decision
+        ResponseDecision(listener: .task(self))
     }
 
     /// - Parameter decision: the one handlers answered; nil when there were
@@ -226,8 +215,8 @@ extension TaskCore {
             return result
         }
         // With no events consumer there is nobody left to answer.
-        if published.collecting { decision?.core.settleWithDefault() }
-        published.wake?.run()
+        if published.collecting { decision?.settleWithDefault() }
+        published.wake?.run(by: self)
         if let id = published.resumeReceiving { engine.resumeReceiving(id, in: context.engineID) }
         if let error = published.bodyError {
             cancelWith(error)
@@ -278,7 +267,7 @@ extension TaskCore {
                 return (Self.wake(for: guarded.pipeline.offer(event), in: &guarded), toConsumer)
             }
             if !toConsumer { decision.settleWithDefault() }
-            wake?.run()
+            wake?.run(by: self)
         }
         if hasHandlers {
             askHandlers(decision, ask, then: publish)

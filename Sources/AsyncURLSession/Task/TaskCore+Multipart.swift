@@ -48,10 +48,7 @@ extension TaskCore {
                     let part = HTTPURLResponse(
                         url: url, statusCode: state.outer.statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
                 else { continue }
-                let decision = ResponseDecision()
-                decision.core.onSettle { [weak self] answer in
-                    if answer == .cancel { self?.cancel() }
-                }
+                let decision = ResponseDecision(listener: .part(WeakTaskCore(core: self)))
                 delivery = guarded.pipeline.receivedResponse(part, decision: decision)
             case .body(let data):
                 delivery = guarded.pipeline.receivedPartBody(data)

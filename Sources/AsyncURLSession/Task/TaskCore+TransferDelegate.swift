@@ -23,7 +23,7 @@ extension TaskCore: TransferDelegate {
             Self.updateProgress(&guarded)
             return Self.wake(for: delivery, in: &guarded)
         }
-        wake?.run()
+        wake?.run(by: self)
     }
 
     func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {

@@ -4,7 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-extension TaskCore {
+extension TaskCore: TurnWork {
     /// A parked consumer to resume, taken out of the lock together with what
     /// it gets, and resumed after the lock is released.
     /// Unsafe continuations, not checked ones: a checked one allocates a
@@ -29,20 +29,31 @@ extension TaskCore {
         /// turn, together with the other wake-ups; while the turn tells ended
         /// transfers, at once (`EngineTurn.isFinishingTransfers`). Anywhere
         /// else: now.
-        func run() {
+        /// `core`: the task whose consumer this wakes, which holds the
+        /// wake-up for the turn's end (no closure to allocate).
+        func run(by core: TaskCore) {
             switch self {
             case .event(_, .success(.some(.data))):
                 resumeNow()
             case _ where EngineTurn.isFinishingTransfers:
                 resumeNow()
             case .handOffAfterRead(let core):
-                EngineTurn.afterRead { core.handOffQueuedEvent() }
+                EngineTurn.afterRead(core)
             default:
-                EngineTurn.atEnd { resumeNow() }
+                let held = core.guarded.withLock { guarded -> Bool in
+                    guard guarded.wakeAtTurnEnd == nil else { return false }
+                    guarded.wakeAtTurnEnd = self
+                    return true
+                }
+                if held {
+                    EngineTurn.atEnd(core)
+                } else {
+                    EngineTurn.atEnd { resumeNow() }
+                }
             }
         }
 
-        private func resumeNow() {
+        fileprivate func resumeNow() {
             switch self {
             case .event(let continuation, let result): continuation.resume(with: result)
             case .collect(let continuation, let result): continuation.resume(with: result)
@@ -50,6 +61,19 @@ extension TaskCore {
             case .handOffAfterRead(let core): core.handOffQueuedEvent()
             }
         }
+    }
+
+    /// Resumes the consumer whose wake-up `Wake.run(by:)` held for the turn's end.
+    func runAtTurnEnd() {
+        let wake = guarded.withLock { guarded -> Wake? in
+            defer { guarded.wakeAtTurnEnd = nil }
+            return guarded.wakeAtTurnEnd
+        }
+        wake?.resumeNow()
+    }
+
+    func runAfterRead() {
+        handOffQueuedEvent()
     }
 
     /// Hands the parked consumer the event queued for it by a read, unless

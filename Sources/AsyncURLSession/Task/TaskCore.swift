@@ -41,6 +41,9 @@ final class TaskCore: Sendable {
         /// The decision of the last event handed to the consumer: settled
         /// with its default when the consumer pulls again.
         var outstandingDecision: OutstandingDecision?
+        /// A wake-up held for the end of the engine turn that made it (see
+        /// `Wake.run(by:)`); at most one, as a task has one waiting consumer.
+        var wakeAtTurnEnd: Wake?
         /// Set while the consumer waits; taken (set to nil) by whoever resumes it.
         var eventWaiter: UnsafeContinuation<TaskEvent?, any Error>?
         var collectWaiter: UnsafeContinuation<Void, any Error>?
@@ -109,7 +112,7 @@ final class TaskCore: Sendable {
             }
             return (outstanding, guarded.pipeline.takeUndelivered())
         }
-        outstanding?.core.settleWithDefault()
+        outstanding?.settleWithDefault()
         _ = undelivered  // released here, after the lock
     }
 
@@ -217,7 +220,7 @@ final class TaskCore: Sendable {
         case .finishWithoutTransfer:
             finishDownload(error: error) { _ in }
             context.unregister(identifier)
-            wake?.run()
+            wake?.run(by: self)
         case .none:
             break
         }
@@ -425,7 +428,7 @@ final class TaskCore: Sendable {
             return Self.wake(for: guarded.pipeline.finish(error: error, metrics: metrics), in: &guarded)
         }
         context.unregister(identifier)
-        wake?.run()
+        wake?.run(by: self)
     }
 
     /// Ends the task with the metrics collected over all hops (a download's
@@ -515,7 +518,7 @@ enum OutstandingDecision: Sendable {
 
     func settleWithDefault() {
         switch self {
-        case .response(let decision): decision.core.settleWithDefault()
+        case .response(let decision): decision.settleWithDefault()
         case .redirect(let decision): decision.core.settleWithDefault()
         case .challenge(let decision): decision.core.settleWithDefault()
         case .bodyStream(let decision): decision.core.settleWithDefault()

@@ -23,13 +23,13 @@ package enum EngineTurn {
     final class State {
         /// Which engine thread (shard) this is.
         let shard: Int
-        @exclusivity(unchecked) fileprivate var work: [@Sendable () -> Void] = []
+        @exclusivity(unchecked) fileprivate var work: [HeldWork] = []
         /// Held until the current `curl_multi_socket_action` returns (see `afterRead`).
-        @exclusivity(unchecked) fileprivate var readWork: [@Sendable () -> Void] = []
+        @exclusivity(unchecked) fileprivate var readWork: [HeldWork] = []
         /// What `flush` and `flushReads` are running now; empty between
         /// flushes, with the capacity of the last one.
-        @exclusivity(unchecked) fileprivate var runningWork: [@Sendable () -> Void] = []
-        @exclusivity(unchecked) fileprivate var runningReadWork: [@Sendable () -> Void] = []
+        @exclusivity(unchecked) fileprivate var runningWork: [HeldWork] = []
+        @exclusivity(unchecked) fileprivate var runningReadWork: [HeldWork] = []
         @exclusivity(unchecked) fileprivate var runningJobs: [UnownedJob] = []
         @exclusivity(unchecked) fileprivate var jobs: [UnownedJob] = []
 
@@ -52,6 +52,22 @@ package enum EngineTurn {
         var hasWork: Bool { !work.isEmpty || !jobs.isEmpty || !readWork.isEmpty }
     }
 
+    /// One piece of held work: a closure, or an object that knows what it
+    /// asked for (no closure context to allocate, see `TurnWork`).
+    fileprivate enum HeldWork {
+        case closure(@Sendable () -> Void)
+        case atEnd(any TurnWork)
+        case afterRead(any TurnWork)
+
+        func run() {
+            switch self {
+            case .closure(let work): work()
+            case .atEnd(let object): object.runAtTurnEnd()
+            case .afterRead(let object): object.runAfterRead()
+            }
+        }
+    }
+
     /// Holds each engine thread's `State`; nil on every other thread.
     private static let key = ThreadSpecificKey.make()
 
@@ -68,12 +84,24 @@ package enum EngineTurn {
             work()
             return
         }
-        state.work.append(work)
+        state.work.append(.closure(work))
     }
 
-    /// On an engine thread: runs `work` once libcurl's current read is in
-    /// (when the socket action that delivers it returns, or at the turn's
-    /// end, whichever comes first). Anywhere else: runs it now.
+    /// `atEnd` for an object: runs `object.runAtTurnEnd()`. Holding the
+    /// object costs no allocation, where a closure that captures what it
+    /// will run needs a context: one allocation on the engine thread and one
+    /// free on another per wake-up of an events consumer.
+    package static func atEnd(_ object: any TurnWork) {
+        guard let state = current else {
+            object.runAtTurnEnd()
+            return
+        }
+        state.work.append(.atEnd(object))
+    }
+
+    /// On an engine thread: runs `object.runAfterRead()` once libcurl's
+    /// current read is in (when the socket action that delivers it returns,
+    /// or at the turn's end, whichever comes first). Anywhere else: runs it now.
     ///
     /// Why not at once or at the turn's end: libcurl hands one read to the
     /// write callback in 16 KiB pieces. Woken by the first piece, a fast
@@ -82,19 +110,19 @@ package enum EngineTurn {
     /// only after every socket of the turn was read and the commands and
     /// timers had run: one 256 MiB GET through `task.events` made 1,623
     /// against 2,139 MB/s (medians of 7 alternating runs).
-    package static func afterRead(_ work: @escaping @Sendable () -> Void) {
+    package static func afterRead(_ object: any TurnWork) {
         guard let state = current else {
-            work()
+            object.runAfterRead()
             return
         }
-        state.readWork.append(work)
+        state.readWork.append(.afterRead(object))
     }
 
     /// Engine thread, after each socket action: runs what `afterRead` held.
     static func flushReads(_ state: State) {
         guard !state.readWork.isEmpty else { return }
         swap(&state.readWork, &state.runningReadWork)
-        for item in state.runningReadWork { item() }
+        for item in state.runningReadWork { item.run() }
         state.runningReadWork.removeAll(keepingCapacity: true)
     }
 
@@ -146,10 +174,20 @@ package enum EngineTurn {
             // allocations).
             swap(&state.work, &state.runningWork)
             if executor != nil { swap(&state.jobs, &state.runningJobs) }
-            for item in state.runningWork { item() }
+            for item in state.runningWork { item.run() }
             for job in state.runningJobs { executor?.run(job) }
             state.runningWork.removeAll(keepingCapacity: true)
             state.runningJobs.removeAll(keepingCapacity: true)
         }
     }
+}
+
+/// An object whose held work `EngineTurn` runs without a closure: it keeps
+/// what is to be done itself, and the turn calls it back (see
+/// `EngineTurn.atEnd(_:)` and `EngineTurn.afterRead(_:)`).
+package protocol TurnWork: AnyObject, Sendable {
+    /// What `EngineTurn.atEnd(_:)` held, at the end of the turn.
+    func runAtTurnEnd()
+    /// What `EngineTurn.afterRead(_:)` held, once the current read is in.
+    func runAfterRead()
 }
