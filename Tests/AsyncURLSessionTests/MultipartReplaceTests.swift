@@ -27,10 +27,13 @@ import Testing
         }
     }
 
-    @Test func cancellingAPartsDecision_endsTheTaskWithCancelled() async throws {
+    /// Interval 0: every part has arrived (the transfer ended) before the
+    /// consumer answers; 20 ms: the next part is still on its way.
+    @Test(arguments: [0, 20])
+    func cancellingAPartsDecision_endsTheTaskWithCancelled(intervalMilliseconds: Int) async throws {
         try await withServer { server in
             let task = Session(configuration: testConfiguration())
-                .dataTask(with: server.url("/multipart-replace?parts=3&size=1000&interval=20"))
+                .dataTask(with: server.url("/multipart-replace?parts=3&size=1000&interval=\(intervalMilliseconds)"))
             task.resume()
             var responses = 0
             var failure: URLError?

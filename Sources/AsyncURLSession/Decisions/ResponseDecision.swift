@@ -32,7 +32,8 @@ public final class ResponseDecision: Sendable {
         /// side table (an allocation, and slower retains and releases for
         /// its whole life). The cycle ends when the decision settles.
         case task(TaskCore)
-        /// One part of a multipart response: `cancel` cancels the task.
+        /// One part of a multipart response: `cancel` cancels the task (or
+        /// the parts already delivered, as for `task`).
         case part(WeakTaskCore)
     }
 
@@ -76,7 +77,7 @@ public final class ResponseDecision: Sendable {
             case .becomeDownload: core.becomeDownload()
             }
         case .part(let weak)?:
-            if answer == .cancel { weak.core?.cancel() }
+            if answer == .cancel { weak.core?.cancelAfterResponse() }
         case .nobody?, nil:
             break
         }
