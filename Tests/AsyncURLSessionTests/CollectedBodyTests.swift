@@ -41,6 +41,32 @@ import Testing
         #expect(body.take() == expected)
     }
 
+    /// A body several populate windows long: its pages are faulted in a
+    /// window at a time as the bytes arrive, in 16 KiB writes and in one
+    /// large append (a held body) that crosses windows at once. (A small
+    /// window, so that the pool holds no more than the other tests expect.)
+    @Test(arguments: [16_381, 600_000])
+    func take_bodyLargerThanThePopulateWindow_returnsExactBytes(chunk: Int) {
+        let window = 64 * 4096
+        let expected = Self.bytes(3 * window + 70_001, seed: 11)
+        var body = CollectedBody(populateWindow: window)
+        body.reserve(expected.count)
+        Self.append(expected, to: &body, chunk: chunk)
+        #expect(body.take() == expected)
+    }
+
+    /// The window after the last byte received is faulted in ahead of the
+    /// bytes (one call, not a trap per page).
+    @Test func largeBuffer_populatesTheNextWindowAhead() {
+        let window = 64 * 4096
+        // A capacity no other test uses (the pool hands buffers out by capacity).
+        let count = 8 * window + 12_345
+        var body = CollectedBody(populateWindow: window)
+        body.reserve(count)
+        Self.append(Self.bytes(3 * window + 1, seed: 13), to: &body)
+        #expect(body.isResident((3 * window + 4096)..<(4 * window)) == true)
+    }
+
     @Test func append_moreThanAnnounced_keepsEveryByte() {
         let expected = Self.bytes(BodyBufferPool.capacity(for: 200_000) + 5_000, seed: 3)
         var body = CollectedBody()

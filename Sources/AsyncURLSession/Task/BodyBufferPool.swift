@@ -23,7 +23,6 @@ enum BodyBufferPool {
     /// Nanoseconds an idle buffer is kept.
     static let idleLifetime: UInt64 = 2_000_000_000
     private static let granule = 64 << 10
-    static let hugePageSize = 2 << 20
 
     private struct IdleBuffer {
         let address: UInt
@@ -61,9 +60,10 @@ enum BodyBufferPool {
         (count + granule - 1) / granule * granule
     }
 
-    /// A buffer of `capacity(for:)` bytes whose pages are resident, or nil
-    /// when memory is short.
-    static func take(capacity: Int) -> UnsafeMutableRawPointer? {
+    /// A buffer of `capacity(for:)` bytes, or nil when memory is short. The
+    /// pages of its first `populating` bytes are resident (all of them when
+    /// it was used before).
+    static func take(capacity: Int, populating: Int = populateWindow) -> UnsafeMutableRawPointer? {
         let now = DispatchTime.now().uptimeNanoseconds
         let (reused, expired) = idle.withLock { idle -> (UInt?, [IdleBuffer]) in
             let expired = idle.expire(before: now &- idleLifetime)
@@ -82,26 +82,36 @@ enum BodyBufferPool {
         release(expired)
         if let reused { return UnsafeMutableRawPointer(bitPattern: reused) }
         var memory: UnsafeMutableRawPointer?
-        let alignment = capacity >= hugePageSize ? hugePageSize : 4096
-        guard posix_memalign(&memory, alignment, capacity) == 0, let memory else { return nil }
-        // Large bodies in 2 MiB pages where the kernel allows it (THP
-        // "madvise" mode, Debian's default): one 256 MiB body took 66,933
-        // page faults in 4 KiB pages, 1,525 in huge ones. Most of what is left
-        // is the kernel zeroing fresh memory, which no page size avoids.
-        if capacity >= hugePageSize {
-            let madvHugePage: Int32 = 14
-            _ = madvise(memory, capacity, madvHugePage)
-        }
-        // Faults every page in one call instead of one trap per 4 KiB
-        // (Linux 5.14+; elsewhere it fails with EINVAL and pages fault lazily).
-        // Only up to 16 MiB: a huge announced length (up to
-        // maximumCollectedBodySize, 1 GiB by default) must not commit that
-        // much memory before a byte arrives.
-        if capacity <= 16 << 20 {
-            let madvPopulateWrite: Int32 = 23
-            _ = madvise(memory, capacity, madvPopulateWrite)
-        }
+        // 4 KiB pages, not 2 MiB ones (MADV_HUGEPAGE): huge pages took a
+        // 256 MiB body 1,525 page faults instead of 66,933, but each must be
+        // a free 2 MiB block, and where the hypervisor takes such blocks back
+        // while they are free (virtio-balloon free page reporting, as on
+        // these machines) the first touch of each costs the host a fault and
+        // a zeroing. One 256 MiB GET through `data(for:)`, 4 s apart (as a
+        // service fetching now and then, or the benchmark's rotation):
+        // 0.64 to 0.88 s with huge pages, 0.30 to 0.39 s without.
+        guard posix_memalign(&memory, pageSize, capacity) == 0, let memory else { return nil }
+        populate(memory, bytes: min(capacity, populating))
         return memory
+    }
+
+    /// Memory page size for alignment and `populate`.
+    static let pageSize = 4096
+
+    /// How far ahead of the bytes received a buffer's pages are faulted in
+    /// (see `populate`); the whole buffer when it is no larger. Not all of a
+    /// large buffer at once: a huge announced length (up to
+    /// `maximumCollectedBodySize`, 1 GiB by default) must not commit that
+    /// much memory before a byte arrives.
+    static let populateWindow = 16 << 20
+
+    /// Faults in `bytes` bytes from `start` (page aligned) with one call
+    /// instead of one trap per 4 KiB page (MADV_POPULATE_WRITE, Linux 5.14+;
+    /// elsewhere it fails with EINVAL and the pages fault lazily).
+    static func populate(_ start: UnsafeMutableRawPointer, bytes: Int) {
+        guard bytes > 0 else { return }
+        let madvPopulateWrite: Int32 = 23
+        _ = madvise(start, bytes, madvPopulateWrite)
     }
 
     /// Takes a buffer back (or frees it when the pool is full).

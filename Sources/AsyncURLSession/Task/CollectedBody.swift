@@ -13,6 +13,12 @@ import Foundation
 struct CollectedBody {
     private var data = Data()
     private var buffer: CollectBuffer?
+    /// See `BodyBufferPool.populateWindow`; a page multiple (tests use smaller ones).
+    private let populateWindow: Int
+
+    init(populateWindow: Int = BodyBufferPool.populateWindow) {
+        self.populateWindow = populateWindow
+    }
 
     /// Bodies at least this large get a prefaulted buffer.
     static let prefaultThreshold = 128 * 1024
@@ -33,7 +39,7 @@ struct CollectedBody {
     /// Before the first byte: room for `capacity` bytes.
     mutating func reserve(_ capacity: Int) {
         guard isEmpty else { return }
-        if capacity >= Self.prefaultThreshold, let made = CollectBuffer(capacity: capacity) {
+        if capacity >= Self.prefaultThreshold, let made = CollectBuffer(capacity: capacity, populateWindow: populateWindow) {
             buffer = made
         } else {
             data.reserveCapacity(capacity)
@@ -66,6 +72,12 @@ struct CollectedBody {
 
     /// A copy of the bytes (tests, diagnostics).
     var bytes: Data { buffer?.copy() ?? data }
+
+    /// Whether every page of `range` (byte offsets) of the pooled buffer is
+    /// resident; nil without one (tests).
+    func isResident(_ range: Range<Int>) -> Bool? {
+        buffer?.isResident(range)
+    }
 }
 
 /// One buffer from `BodyBufferPool`. A class so that copies of
@@ -80,14 +92,19 @@ private final class CollectBuffer: @unchecked Sendable {
     private var base: UnsafeMutableRawPointer?
     private let capacity: Int
     private(set) var count = 0
+    /// Bytes from the start whose pages are faulted in (`BodyBufferPool.populate`).
+    private var populated: Int
+    private let populateWindow: Int
     /// Whether the bytes go in with streaming stores (`streaming_copy`).
     private var streams: Bool { capacity >= CollectedBody.streamingThreshold }
 
-    init?(capacity wanted: Int) {
+    init?(capacity wanted: Int, populateWindow: Int) {
         let capacity = BodyBufferPool.capacity(for: wanted)
-        guard let memory = BodyBufferPool.take(capacity: capacity) else { return nil }
+        guard let memory = BodyBufferPool.take(capacity: capacity, populating: populateWindow) else { return nil }
         self.base = memory
         self.capacity = capacity
+        self.populateWindow = populateWindow
+        populated = min(capacity, populateWindow)
     }
 
     deinit {
@@ -97,6 +114,14 @@ private final class CollectBuffer: @unchecked Sendable {
     /// False when the bytes do not fit; nothing is copied then.
     func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard let base, count + bytes.count <= capacity else { return false }
+        if count + bytes.count > populated {
+            // The next window of a large buffer, in one call (see `BodyBufferPool.populate`).
+            let page = BodyBufferPool.pageSize
+            let wanted = max(count + bytes.count, populated + populateWindow)
+            let end = min(capacity, (wanted + page - 1) / page * page)
+            BodyBufferPool.populate(base + populated, bytes: end - populated)
+            populated = end
+        }
         if let source = bytes.baseAddress {
             if streams {
                 streaming_copy(base + count, source, bytes.count)
@@ -106,6 +131,16 @@ private final class CollectBuffer: @unchecked Sendable {
         }
         count += bytes.count
         return true
+    }
+
+    func isResident(_ range: Range<Int>) -> Bool {
+        guard let base, range.lowerBound >= 0, range.upperBound <= capacity else { return false }
+        let page = BodyBufferPool.pageSize
+        let first = range.lowerBound / page * page
+        let pages = (range.upperBound - first + page - 1) / page
+        var vector = [UInt8](repeating: 0, count: pages)
+        guard mincore(base + first, range.upperBound - first, &vector) == 0 else { return false }
+        return vector.allSatisfy { $0 & 1 == 1 }
     }
 
     func copy() -> Data {
