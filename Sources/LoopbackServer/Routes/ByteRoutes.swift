@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 
-/// Routes that serve pattern bytes: /bytes, /chunked, /drip, /stall, /drop, /close-delimited.
+/// Routes that serve pattern bytes: /bytes, /chunked, /drip, /stall, /drop, /close-delimited, /gzip.
 enum ByteRoutes {
     /// A client-chosen chunk size is one buffer in memory; this keeps a typo from costing GiBs.
     static let maximumPieceSize = 16 * 1024 * 1024
@@ -61,6 +61,17 @@ enum ByteRoutes {
             // HTTP/2 has no close-delimited bodies: END_STREAM marks the end instead.
             return .pattern(head(contentLength: nil), PatternStream(count: count))
         }
+    }
+
+    /// GET /gzip/N: N pattern bytes sent gzip-encoded (Content-Encoding: gzip;
+    /// Content-Length is the encoded length, a little more than N).
+    static func gzip(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let count = try request.target.integerSegment(1, named: "N", in: 0...maximumPieceSize)
+        var decoded = ByteBuffer()
+        decoded.writeBytes(LoopbackServer.patternBody(count: count))
+        var head = head(contentLength: nil)
+        head.headers.add(name: "Content-Encoding", value: "gzip")
+        return .fixed(head, body: GzipStoredEncoding.encode(decoded))
     }
 
     static func head(status: HTTPResponseStatus = .ok, contentLength: Int?) -> HTTPResponseHead {

@@ -32,6 +32,8 @@ enum Router {
         switch (segments.first ?? "", segments.count) {
         case ("bytes", 2):
             return .respond(try ByteRoutes.bytes(request))
+        case ("gzip", 2):
+            return .respond(try ByteRoutes.gzip(request))
         case ("chunked", 2):
             return .respond(try ByteRoutes.chunked(request))
         case ("drip", 2):
