@@ -135,4 +135,68 @@ import URLSessionCompat
             session.invalidateAndCancel()
         }
     }
+
+    @Test func asyncUpload_fromData_sendsTheBody() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let body = LoopbackServer.patternBody(count: 40_000)
+            var request = URLRequest(url: server.url("/echo-body"))
+            request.httpMethod = "POST"
+            let (data, _) = try await session.upload(for: request, from: body)
+            #expect(data == body)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func asyncUpload_fromFile_sendsTheFile() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let body = LoopbackServer.patternBody(count: 50_000)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("compat-upload-\(UUID().uuidString)")
+            try body.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            var request = URLRequest(url: server.url("/echo-body"))
+            request.httpMethod = "PUT"
+            let (data, response) = try await session.upload(for: request, fromFile: file)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(data == body)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func uploadTaskFromFile_handlerGetsTheResponseBody() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let body = LoopbackServer.patternBody(count: 20_000)
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("compat-upload-\(UUID().uuidString)")
+            try body.write(to: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let result = Outcome<Data>()
+            session.uploadTask(with: URLRequest(url: server.url("/echo-body")), fromFile: file) {
+                result.set($0, $1, $2)
+            }.resume()
+            let (data, _, error) = await result.value()
+            #expect(error == nil)
+            #expect(data == body)
+            session.invalidateAndCancel()
+        }
+    }
+
+    @Test func suspendedTask_finishesAfterResume() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let result = Outcome<Data>()
+            let task = session.dataTask(with: server.url("/drip/2000?chunk=100&interval=5")) { result.set($0, $1, $2) }
+            task.resume()
+            try await Task.sleep(for: .milliseconds(20))
+            task.suspend()
+            #expect(task.state == .suspended)
+            try await Task.sleep(for: .milliseconds(50))
+            task.resume()
+            let (data, _, error) = await result.value()
+            #expect(error == nil)
+            #expect(data == LoopbackServer.patternBody(count: 2000))
+            session.invalidateAndCancel()
+        }
+    }
 }
