@@ -200,6 +200,9 @@ final class Outcome<Value: Sendable>: Sendable {
         signal.fire()
     }
 
+    /// Whether the handler ran yet.
+    var isSet: Bool { stored.withLock { $0 != nil } }
+
     func value() async -> (Value?, URLResponse?, (any Error)?) {
         await signal.wait()
         return stored.withLock { $0 } ?? (nil, nil, nil)
