@@ -153,14 +153,24 @@ import URLSessionCompat
         }
     }
 
-    @Test func uploadTask_handlerGetsTheResponseBody() async throws {
+    /// From Data and from a file.
+    @Test(arguments: [false, true])
+    func uploadTask_handlerGetsTheResponseBody(fromFile: Bool) async throws {
         try await withServer { server in
             let session = makeSession(nil)
             let result = Outcome<Data>()
             let body = LoopbackServer.patternBody(count: 30_000)
-            session.uploadTask(with: URLRequest(url: server.url("/echo-body")), from: body) {
-                result.set($0, $1, $2)
-            }.resume()
+            let request = URLRequest(url: server.url("/echo-body"))
+            let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { result.set($0, $1, $2) }
+            if fromFile {
+                let file = FileManager.default.temporaryDirectory.appendingPathComponent("compat-upload-\(UUID().uuidString)")
+                try body.write(to: file)
+                defer { try? FileManager.default.removeItem(at: file) }
+                session.uploadTask(with: request, fromFile: file, completionHandler: handler).resume()
+                _ = await result.value()
+            } else {
+                session.uploadTask(with: request, from: body, completionHandler: handler).resume()
+            }
             let (data, _, error) = await result.value()
             #expect(error == nil)
             #expect(data == body)

@@ -164,36 +164,18 @@ import URLSessionCompat
         }
     }
 
-    @Test func uploadTaskFromFile_handlerGetsTheResponseBody() async throws {
-        try await withServer { server in
-            let session = makeSession(nil)
-            let body = LoopbackServer.patternBody(count: 20_000)
-            let file = FileManager.default.temporaryDirectory.appendingPathComponent("compat-upload-\(UUID().uuidString)")
-            try body.write(to: file)
-            defer { try? FileManager.default.removeItem(at: file) }
-            let result = Outcome<Data>()
-            session.uploadTask(with: URLRequest(url: server.url("/echo-body")), fromFile: file) {
-                result.set($0, $1, $2)
-            }.resume()
-            let (data, _, error) = await result.value()
-            #expect(error == nil)
-            #expect(data == body)
-            session.invalidateAndCancel()
-        }
-    }
-
-    /// 20 pieces 100 ms apart: still running when suspended even on a
-    /// loaded machine, and not finished while suspended.
+    /// Suspended right after it starts: 20 pieces 100 ms apart cannot all
+    /// have been read by then, and a paused transfer reads nothing more, so
+    /// the handler cannot run before `resume()` however slow the machine is.
     @Test func suspendedTask_waits_thenFinishesAfterResume() async throws {
         try await withServer { server in
             let session = makeSession(nil)
             let result = Outcome<Data>()
             let task = session.dataTask(with: server.url("/drip/2000?chunk=100&interval=100")) { result.set($0, $1, $2) }
             task.resume()
-            try await Task.sleep(for: .milliseconds(20))
             task.suspend()
             #expect(task.state == .suspended)
-            try await Task.sleep(for: .milliseconds(2500))
+            try await Task.sleep(for: .milliseconds(300))
             #expect(!result.isSet, "a suspended task does not finish")
             task.resume()
             let (data, _, error) = await result.value()
