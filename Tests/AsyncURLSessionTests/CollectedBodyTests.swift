@@ -6,8 +6,16 @@ import Testing
 /// The collecting consumer's buffer: large announced bodies go into a pooled,
 /// prefaulted buffer handed over without a copy; everything else into Data.
 @Suite struct CollectedBodyTests {
+    /// Byte i is `UInt8(truncatingIfNeeded: i &* 31) &+ seed`: a 256-byte
+    /// period, so built from one period appended over and over. (Mapped byte
+    /// by byte, the megabytes these tests use cost seconds of a debug
+    /// build's CPU on the cooperative threads the other tests wait for.)
     private static func bytes(_ count: Int, seed: UInt8) -> Data {
-        Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31) &+ seed })
+        let period = (0..<256).map { UInt8(truncatingIfNeeded: $0 &* 31) &+ seed }
+        var data = Data(capacity: count)
+        while data.count + period.count <= count { data.append(contentsOf: period) }
+        data.append(contentsOf: period[0..<(count - data.count)])
+        return data
     }
 
     private static func append(_ data: Data, to body: inout CollectedBody, chunk: Int = 16_384) {
