@@ -162,15 +162,13 @@ import URLSessionCompat
             let body = LoopbackServer.patternBody(count: 30_000)
             let request = URLRequest(url: server.url("/echo-body"))
             let handler: @Sendable (Data?, URLResponse?, (any Error)?) -> Void = { result.set($0, $1, $2) }
-            if fromFile {
-                let file = FileManager.default.temporaryDirectory.appendingPathComponent("compat-upload-\(UUID().uuidString)")
-                try body.write(to: file)
-                defer { try? FileManager.default.removeItem(at: file) }
-                session.uploadTask(with: request, fromFile: file, completionHandler: handler).resume()
-                _ = await result.value()
-            } else {
-                session.uploadTask(with: request, from: body, completionHandler: handler).resume()
-            }
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("compat-upload-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: file) }
+            if fromFile { try body.write(to: file) }
+            let task = fromFile
+                ? session.uploadTask(with: request, fromFile: file, completionHandler: handler)
+                : session.uploadTask(with: request, from: body, completionHandler: handler)
+            task.resume()
             let (data, _, error) = await result.value()
             #expect(error == nil)
             #expect(data == body)

@@ -37,7 +37,7 @@ extension TaskCore: TurnWork {
                 resumeNow()
             case _ where EngineTurn.isFinishingTransfers:
                 resumeNow()
-            case .handOffAfterRead(let core):
+            case .handOffAfterRead:
                 EngineTurn.afterRead(core)
             default:
                 let held = core.guarded.withLock { guarded -> Bool in

@@ -67,11 +67,9 @@ enum ByteRoutes {
     /// Content-Length is the encoded length, a little more than N).
     static func gzip(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
         let count = try request.target.integerSegment(1, named: "N", in: 0...maximumPieceSize)
-        var decoded = ByteBuffer()
-        decoded.writeBytes(LoopbackServer.patternBody(count: count))
         var head = head(contentLength: nil)
         head.headers.add(name: "Content-Encoding", value: "gzip")
-        return .fixed(head, body: GzipStoredEncoding.encode(decoded))
+        return .fixed(head, body: GzipStoredEncoding.encode(Array(LoopbackServer.patternBody(count: count))))
     }
 
     static func head(status: HTTPResponseStatus = .ok, contentLength: Int?) -> HTTPResponseHead {
