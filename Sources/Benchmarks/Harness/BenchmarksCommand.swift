@@ -1,9 +1,11 @@
 // Entry point: swift run -c release --package-path Sources/Benchmarks Benchmarks
 //   [--quick] [--runs N] [--warmups N] [--only W1,W5] [--clients a,b] [--json out.json]
+//   Benchmarks --judge out.json   (the targets against an earlier run's report)
 //
 // Sets up a temporary prefix (certificates, files, nginx config), starts nginx
 // on 127.0.0.1, runs every workload with every client as separate processes,
-// prints a table per workload and writes the JSON report. nginx and the prefix
+// prints a table per workload, then the targets against this run
+// (Targets.swift), and writes the JSON report. nginx and the prefix
 // are removed at the end, on errors and on Ctrl-C.
 import ArgumentParser
 #if canImport(Glibc)
@@ -42,12 +44,20 @@ struct BenchmarksCommand: ParsableCommand {
     @Flag(help: "Keep the temporary prefix (nginx config, logs, client output) for inspection.")
     var keepPrefix = false
 
+    @Option(help: "Judge the targets against the JSON report of an earlier run and print them; runs nothing.")
+    var judge: String?
+
     func validate() throws {
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
         if let warmups, warmups < 0 { throw ValidationError("--warmups must be 0 or more") }
     }
 
     func run() throws {
+        if let judge {
+            let report = try JSONReport.read(from: judge)
+            print(TargetJudge.render(TargetJudge.judge(report.workloads)), terminator: "")
+            return
+        }
         let started = ContinuousClock.now
         let startedAt = Date()
         let measuredRuns = runs ?? (quick ? 1 : 3)
@@ -114,6 +124,8 @@ struct BenchmarksCommand: ParsableCommand {
             fflush(nil)  // all C streams: keeps the tables in order with stderr progress
         }
 
+        let verdicts = TargetJudge.judge(reports)
+        print(TargetJudge.render(verdicts, caveat: quick ? "(a --quick run: counts too small to judge by)" : nil))
         machine.loadAverageAtEnd = MachineInfo.loadAverage()
         let total = (ContinuousClock.now - started).seconds
         let jsonPath = json ?? directory + "/benchmark-results.json"
@@ -122,7 +134,7 @@ struct BenchmarksCommand: ParsableCommand {
             settings: .init(
                 quick: quick, runs: measuredRuns, warmups: warmupRuns, clients: clientSpecs.map(\.name),
                 workloads: workloads.map(\.id), baseline: ClientTable.baseline),
-            startedAt: startedAt, totalWallSeconds: total, workloads: reports)
+            startedAt: startedAt, totalWallSeconds: total, workloads: reports, targets: verdicts)
         try report.write(to: jsonPath)
         print("Load average (1 min) at end: \(TextFormat.number(machine.loadAverageAtEnd, decimals: 2))")
         print("Total wall time: \(TextFormat.number(total, decimals: 1)) s")

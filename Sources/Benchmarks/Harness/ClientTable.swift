@@ -24,6 +24,15 @@ enum ClientTable {
     /// The ratio column divides by this client's median.
     static let baseline = "rawcurl"
 
+    /// The other libraries compared with. Every client that is neither one
+    /// of these nor the baseline is ours, and judged against the targets
+    /// (`TargetJudge`), extra builds included.
+    static let peers: Set<String> = ["foundation", "ahc"]
+
+    /// Our clients whose API returns the whole body in memory
+    /// (`data(for:)`): the peak-RSS targets are about the streaming ones.
+    static let collectsWholeBody: Set<String> = ["asyncurlsession-data", "asyncurlsession-io"]
+
     private static let ours = "not built: the AsyncURLSession library did not compile, or BENCH_ASYNCURLSESSION=0"
 
     static let all: [ClientSpec] = [

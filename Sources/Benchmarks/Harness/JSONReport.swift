@@ -17,9 +17,12 @@ struct JSONReport: Codable, Sendable {
     var startedAt: Date
     var totalWallSeconds: Double
     var workloads: [WorkloadReport]
+    /// The targets judged against this run (absent in reports
+    /// written before they were).
+    var targets: [TargetVerdict]?
 
     enum CodingKeys: String, CodingKey {
-        case machine, settings, workloads
+        case machine, settings, workloads, targets
         case startedAt = "started_at"
         case totalWallSeconds = "total_wall_s"
     }
@@ -31,5 +34,13 @@ struct JSONReport: Codable, Sendable {
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
             positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         try encoder.encode(self).write(to: URL(fileURLWithPath: path))
+    }
+
+    static func read(from path: String) throws -> JSONReport {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return try decoder.decode(JSONReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
     }
 }
