@@ -67,9 +67,10 @@ import Testing
     /// bytes (one call, not a trap per page).
     @Test func largeBuffer_populatesTheNextWindowAhead() {
         let window = 64 * 4096
-        // A capacity no other test uses (the pool hands buffers out by capacity).
         let count = 8 * window + 12_345
-        var body = CollectedBody(populateWindow: window)
+        // A pool of its own: a buffer reused from the shared one may be
+        // resident already.
+        var body = CollectedBody(populateWindow: window, pool: BodyBufferPool())
         body.reserve(count)
         Self.append(Self.bytes(3 * window + 1, seed: 13), to: &body)
         #expect(body.isResident((3 * window + 4096)..<(4 * window)) == true)
@@ -91,46 +92,76 @@ import Testing
         #expect(body.take() == expected)
     }
 
+    /// A pool of the test's own: the shared one also serves every other
+    /// test's bodies, in parallel.
     @Test func droppedResult_returnsBufferToPool() {
-        // A capacity no other test uses, so parallel tests do not interfere.
+        let pool = BodyBufferPool()
         let count = 3 * 1024 * 1024 + 17
         let capacity = BodyBufferPool.capacity(for: count)
         do {
-            var body = CollectedBody()
+            var body = CollectedBody(pool: pool)
             body.reserve(count)
             Self.append(Self.bytes(count, seed: 9), to: &body, chunk: 65_536)
             let taken = body.take()
             #expect(taken.count == count)
             #expect(taken.last == Self.bytes(count, seed: 9).last)
+            #expect(pool.bytesInUse == capacity)
         }
-        // The Data is gone: its buffer is idle in the pool and is reused.
-        guard let reused = BodyBufferPool.take(capacity: capacity) else {
+        // The Data is gone: its buffer is idle in the pool, and the next take
+        // of that capacity reuses it.
+        #expect(pool.bytesInUse == 0)
+        #expect(pool.idleBytes == capacity)
+        guard let reused = pool.take(capacity: capacity) else {
             Issue.record("no buffer")
             return
         }
-        BodyBufferPool.give(reused, capacity: capacity)
-        #expect(BodyBufferPool.idleBytes <= max(BodyBufferPool.minimumIdleLimit, BodyBufferPool.bytesInUse + capacity))
+        #expect(pool.idleBytes == 0)
+        pool.give(reused, capacity: capacity)
+    }
+
+    /// Idle bytes stay within what was in use at the peak (at least
+    /// `minimumIdleLimit`): a buffer given back beyond that is freed.
+    @Test func idleBytes_stayWithinThePeakInUse() {
+        let pool = BodyBufferPool()
+        let first = BodyBufferPool.capacity(for: 10 << 20)
+        let second = BodyBufferPool.capacity(for: 9 << 20)
+        guard let a = pool.take(capacity: first) else {
+            Issue.record("no buffer")
+            return
+        }
+        pool.give(a, capacity: first)
+        #expect(pool.idleBytes == first)
+        // In use at once: never more than 10 MiB, so the limit is 16 MiB,
+        // and 10 + 9 MiB idle would pass it.
+        guard let b = pool.take(capacity: second) else {
+            Issue.record("no buffer")
+            return
+        }
+        pool.give(b, capacity: second)
+        #expect(pool.idleBytes == first)
+        #expect(!pool.holds(b))
     }
 
     /// Idle buffers are kept only while responses keep coming: one idle for
     /// longer than `idleLifetime` is freed at the next take or give.
     @Test(.timeLimit(.minutes(1)))
     func idleBuffer_isFreedAfterItsLifetime() async throws {
-        // Capacities no other test uses, so parallel tests do not interfere.
+        let pool = BodyBufferPool(idleLifetime: 50_000_000)
         let capacity = BodyBufferPool.capacity(for: 5 * 1024 * 1024 + 3)
         let other = BodyBufferPool.capacity(for: 6 * 1024 * 1024 + 3)
-        guard let buffer = BodyBufferPool.take(capacity: capacity) else {
+        guard let buffer = pool.take(capacity: capacity) else {
             Issue.record("no buffer")
             return
         }
-        BodyBufferPool.give(buffer, capacity: capacity)
-        #expect(BodyBufferPool.holds(buffer))
-        try await Task.sleep(nanoseconds: BodyBufferPool.idleLifetime + 300_000_000)
-        guard let next = BodyBufferPool.take(capacity: other) else {
+        pool.give(buffer, capacity: capacity)
+        #expect(pool.holds(buffer))
+        try await Task.sleep(nanoseconds: pool.idleLifetime + 100_000_000)
+        guard let next = pool.take(capacity: other) else {
             Issue.record("no buffer")
             return
         }
-        #expect(!BodyBufferPool.holds(buffer), "a buffer idle for longer than its lifetime is still held")
-        BodyBufferPool.give(next, capacity: other)
+        #expect(!pool.holds(buffer), "a buffer idle for longer than its lifetime is still held")
+        #expect(pool.idleBytes == 0)
+        pool.give(next, capacity: other)
     }
 }

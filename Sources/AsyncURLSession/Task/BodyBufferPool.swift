@@ -18,10 +18,31 @@ import Synchronization
 /// (at least `minimumIdleLimit`): never more than the workload itself held a
 /// moment ago. And only while responses keep coming: a buffer idle for
 /// `idleLifetime` is freed at the next take or give.
-enum BodyBufferPool {
+///
+/// One pool, `shared`, serves the process; tests make their own, so that
+/// what they check about idle buffers does not depend on the bodies other
+/// tests collect meanwhile (a test that expected its buffer to be kept
+/// failed in 2 of 15 full test runs, when parallel tests had filled the
+/// shared pool).
+final class BodyBufferPool: Sendable {
+    static let shared = BodyBufferPool()
+
+    /// Nanoseconds an idle buffer is kept (see the type's comment).
+    let idleLifetime: UInt64
+
+    init(idleLifetime: UInt64 = BodyBufferPool.defaultIdleLifetime) {
+        self.idleLifetime = idleLifetime
+    }
+
+    /// A pool that goes away (a test's) frees what it kept. Buffers still
+    /// taken keep the pool alive: a handed-over `Data` holds it.
+    deinit {
+        release(idle.withLock { $0.buffers })
+    }
+
     static let minimumIdleLimit = 16 << 20
-    /// Nanoseconds an idle buffer is kept.
-    static let idleLifetime: UInt64 = 2_000_000_000
+    /// Nanoseconds an idle buffer of `shared` is kept.
+    static let defaultIdleLifetime: UInt64 = 2_000_000_000
     private static let granule = 64 << 10
 
     private struct IdleBuffer {
@@ -53,7 +74,7 @@ enum BodyBufferPool {
         }
     }
 
-    private static let idle = Mutex(Idle())
+    private let idle = Mutex(Idle())
 
     /// The capacity a request for `count` bytes gets.
     static func capacity(for count: Int) -> Int {
@@ -63,7 +84,7 @@ enum BodyBufferPool {
     /// A buffer of `capacity(for:)` bytes, or nil when memory is short. The
     /// pages of its first `populating` bytes are resident (all of them when
     /// it was used before).
-    static func take(capacity: Int, populating: Int = populateWindow) -> UnsafeMutableRawPointer? {
+    func take(capacity: Int, populating: Int = BodyBufferPool.populateWindow) -> UnsafeMutableRawPointer? {
         let now = DispatchTime.now().uptimeNanoseconds
         let (reused, expired) = idle.withLock { idle -> (UInt?, [IdleBuffer]) in
             let expired = idle.expire(before: now &- idleLifetime)
@@ -91,8 +112,8 @@ enum BodyBufferPool {
         // service fetching now and then, or the benchmark's rotation):
         // 0.64 to 0.88 s with huge pages, 0.30 to 0.39 s in 4 KiB pages
         // faulted one at a time, 0.21 to 0.32 s with `populate` windows.
-        guard posix_memalign(&memory, pageSize, capacity) == 0, let memory else { return nil }
-        populate(memory, bytes: min(capacity, populating))
+        guard posix_memalign(&memory, Self.pageSize, capacity) == 0, let memory else { return nil }
+        Self.populate(memory, bytes: min(capacity, populating))
         return memory
     }
 
@@ -116,11 +137,11 @@ enum BodyBufferPool {
     }
 
     /// Takes a buffer back (or frees it when the pool is full).
-    static func give(_ buffer: UnsafeMutableRawPointer, capacity: Int) {
+    func give(_ buffer: UnsafeMutableRawPointer, capacity: Int) {
         let now = DispatchTime.now().uptimeNanoseconds
         let (kept, expired) = idle.withLock { idle -> (Bool, [IdleBuffer]) in
             let expired = idle.expire(before: now &- idleLifetime)
-            let limit = max(minimumIdleLimit, idle.peakInUse)
+            let limit = max(Self.minimumIdleLimit, idle.peakInUse)
             idle.inUse -= capacity
             guard idle.bytes + capacity <= limit else { return (false, expired) }
             idle.buffers.append(IdleBuffer(address: UInt(bitPattern: buffer), capacity: capacity, since: now))
@@ -132,18 +153,18 @@ enum BodyBufferPool {
     }
 
     /// Frees outside the lock: returning 1 MiB to the kernel takes a while.
-    private static func release(_ buffers: [IdleBuffer]) {
+    private func release(_ buffers: [IdleBuffer]) {
         for buffer in buffers { free(UnsafeMutableRawPointer(bitPattern: buffer.address)) }
     }
 
     /// Idle bytes now (tests).
-    static var idleBytes: Int { idle.withLock { $0.bytes } }
+    var idleBytes: Int { idle.withLock { $0.bytes } }
 
     /// Bytes taken and not given back (tests).
-    static var bytesInUse: Int { idle.withLock { $0.inUse } }
+    var bytesInUse: Int { idle.withLock { $0.inUse } }
 
     /// Whether `buffer` waits in the pool (tests).
-    static func holds(_ buffer: UnsafeMutableRawPointer) -> Bool {
+    func holds(_ buffer: UnsafeMutableRawPointer) -> Bool {
         idle.withLock { $0.buffers.contains { $0.address == UInt(bitPattern: buffer) } }
     }
 }

@@ -15,9 +15,15 @@ struct CollectedBody {
     private var buffer: CollectBuffer?
     /// See `BodyBufferPool.populateWindow`; a page multiple (tests use smaller ones).
     private let populateWindow: Int
+    /// nil: `BodyBufferPool.shared`. Not stored as a reference: every task's
+    /// pipeline holds a CollectedBody, and retaining one shared object from
+    /// every thread would make its reference count a contended cache line.
+    private let pool: BodyBufferPool?
 
-    init(populateWindow: Int = BodyBufferPool.populateWindow) {
+    /// `pool`: tests give their own.
+    init(populateWindow: Int = BodyBufferPool.populateWindow, pool: BodyBufferPool? = nil) {
         self.populateWindow = populateWindow
+        self.pool = pool
     }
 
     /// Bodies at least this large get a prefaulted buffer.
@@ -39,7 +45,9 @@ struct CollectedBody {
     /// Before the first byte: room for `capacity` bytes.
     mutating func reserve(_ capacity: Int) {
         guard isEmpty else { return }
-        if capacity >= Self.prefaultThreshold, let made = CollectBuffer(capacity: capacity, populateWindow: populateWindow) {
+        if capacity >= Self.prefaultThreshold,
+            let made = CollectBuffer(capacity: capacity, populateWindow: populateWindow, pool: pool)
+        {
             buffer = made
         } else {
             data.reserveCapacity(capacity)
@@ -95,20 +103,23 @@ private final class CollectBuffer: @unchecked Sendable {
     /// Bytes from the start whose pages are faulted in (`BodyBufferPool.populate`).
     private var populated: Int
     private let populateWindow: Int
+    /// nil: `BodyBufferPool.shared` (see `CollectedBody.pool`).
+    private let pool: BodyBufferPool?
     /// Whether the bytes go in with streaming stores (`streaming_copy`).
     private var streams: Bool { capacity >= CollectedBody.streamingThreshold }
 
-    init?(capacity wanted: Int, populateWindow: Int) {
+    init?(capacity wanted: Int, populateWindow: Int, pool: BodyBufferPool?) {
         let capacity = BodyBufferPool.capacity(for: wanted)
-        guard let memory = BodyBufferPool.take(capacity: capacity, populating: populateWindow) else { return nil }
+        guard let memory = (pool ?? .shared).take(capacity: capacity, populating: populateWindow) else { return nil }
         self.base = memory
         self.capacity = capacity
         self.populateWindow = populateWindow
+        self.pool = pool
         populated = min(capacity, populateWindow)
     }
 
     deinit {
-        if let base { BodyBufferPool.give(base, capacity: capacity) }
+        if let base { (pool ?? .shared).give(base, capacity: capacity) }
     }
 
     /// False when the bytes do not fit; nothing is copied then.
@@ -153,9 +164,9 @@ private final class CollectBuffer: @unchecked Sendable {
     func handOver() -> Data {
         guard let base else { return Data() }
         self.base = nil
-        let capacity = capacity
+        let (capacity, pool) = (capacity, pool)
         return Data(bytesNoCopy: base, count: count, deallocator: .custom { pointer, _ in
-            BodyBufferPool.give(pointer, capacity: capacity)
+            (pool ?? .shared).give(pointer, capacity: capacity)
         })
     }
 }
