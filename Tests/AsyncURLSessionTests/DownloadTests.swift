@@ -104,6 +104,42 @@ extension LoadSensitiveTests {
         }
     }
 
+    /// Resume data carries the request's own headers to the resumed request,
+    /// but never credentials or cookies: apps store it.
+    @Test func resumeData_keepsRequestHeaders_butNoCredentialsOrCookies() async throws {
+        try await withServer(timeLimit: 60) { server in
+            let size = 64 << 20
+            let session = Session(configuration: testConfiguration())
+            var request = URLRequest(url: server.url("/range/\(size)"))
+            request.setValue("abc", forHTTPHeaderField: "X-Token")
+            request.setValue("Basic c2VjcmV0OnB3", forHTTPHeaderField: "Authorization")
+            request.setValue("session=s3cr3t", forHTTPHeaderField: "Cookie")
+            let task = session.downloadTask(with: request)
+            task.resume()
+            var resumeData: Data?
+            for try await event in task.events {
+                if case .downloadProgress = event {
+                    resumeData = await task.cancelByProducingResumeData()
+                    break
+                }
+            }
+            let data = try #require(resumeData)
+            let stored = String(decoding: data, as: UTF8.self)
+            #expect(!stored.contains("c2VjcmV0OnB3") && !stored.contains("s3cr3t"))
+
+            let resumed = session.downloadTask(withResumeData: data)
+            let sent = try #require(resumed.originalRequest)
+            #expect(sent.value(forHTTPHeaderField: "X-Token") == "abc")
+            #expect(sent.value(forHTTPHeaderField: "Authorization") == nil)
+            #expect(sent.value(forHTTPHeaderField: "Cookie") == nil)
+            #expect(sent.value(forHTTPHeaderField: "Range")?.hasPrefix("bytes=") == true)
+            resumed.resume()
+            let recorded = await record(resumed)
+            #expect(recorded.error == nil)
+            #expect(recorded.downloadedFileSize == size)
+        }
+    }
+
     @Test func resumeAfterTheValidatorChanged_restartsFromZero() async throws {
         try await withServer(timeLimit: 60) { server in
             let size = 256 << 20
