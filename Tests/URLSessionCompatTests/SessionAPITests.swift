@@ -113,6 +113,25 @@ import URLSessionCompat
         }
     }
 
+    /// A download the connection dropped carries resume data in its error,
+    /// and `download(resumeFrom:)` finishes the same file.
+    @Test func asyncDownload_resumesFromTheResumeDataOfAFailure() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let size = 3_000_000
+            let error = await #expect(throws: URLError.self) {
+                _ = try await session.download(from: server.url("/range/\(size)?dropAfter=1000000"))
+            }
+            #expect(error?.code == .networkConnectionLost)
+            let resumeData = try #require(error?.downloadTaskResumeData, "bytes had arrived: resume data is expected")
+            let (url, response) = try await session.download(resumeFrom: resumeData)
+            defer { try? FileManager.default.removeItem(at: url) }
+            #expect((response as? HTTPURLResponse)?.statusCode == 206)
+            #expect(try Data(contentsOf: url) == LoopbackServer.patternBody(count: size))
+            session.invalidateAndCancel()
+        }
+    }
+
     @Test func asyncBytes_streamTheBody() async throws {
         try await withServer { server in
             let session = makeSession(nil)
