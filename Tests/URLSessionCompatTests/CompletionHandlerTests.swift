@@ -68,6 +68,36 @@ import URLSessionCompat
         }
     }
 
+    /// What a finished task reports about itself, as URLSessionTask does:
+    /// the error it ended with, byte counts, progress, and the description
+    /// its owner gave it.
+    @Test func finishedTask_reportsItsErrorCountsAndProgress() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let ok = Outcome<Data>()
+            let task = session.dataTask(with: server.url("/bytes/5000")) { ok.set($0, $1, $2) }
+            task.taskDescription = "five thousand"
+            #expect(task.error == nil)
+            task.resume()
+            _ = await ok.value()
+            #expect(task.error == nil)
+            #expect(task.state == .completed)
+            #expect(task.countOfBytesReceived == 5000)
+            #expect(task.countOfBytesExpectedToReceive == 5000)
+            #expect(task.progress.completedUnitCount == 5000)
+            #expect(task.taskDescription == "five thousand")
+
+            let failed = Outcome<Data>()
+            let dropped = session.dataTask(with: server.url("/drop/100000?after=1000")) { failed.set($0, $1, $2) }
+            dropped.resume()
+            let (_, _, error) = await failed.value()
+            #expect((error as? URLError)?.code == .networkConnectionLost)
+            #expect((dropped.error as? URLError)?.code == .networkConnectionLost)
+            #expect(dropped.state == .completed)
+            session.invalidateAndCancel()
+        }
+    }
+
     /// Handlers of tasks without a delegate share one lane on a serial queue,
     /// but a concurrent queue may still run two at once, as its owner asked:
     /// here the first handler waits for the second.
