@@ -198,6 +198,15 @@ extension LoadSensitiveTests {
             escaping.payload.fileName = "../../etc/passwd"
             var missing = try ResumeData.decode(good).get()
             missing.payload.fileName = "download-does-not-exist.tmp"
+            // Well-formed and checksummed, but unusable: no If-Range validator,
+            // a negative length, a URL that is not http(s).
+            var noValidator = try ResumeData.decode(good).get()
+            noValidator.payload.entityTag = nil
+            noValidator.payload.lastModified = nil
+            var negative = try ResumeData.decode(good).get()
+            negative.payload.bytesReceived = -1
+            var local = try ResumeData.decode(good).get()
+            local.payload.url = "file:///etc/passwd"
             let candidates: [(String, Data)] = [
                 ("garbage", Data("not resume data".utf8)),
                 ("edited", flipped),
@@ -205,13 +214,22 @@ extension LoadSensitiveTests {
                     .replacingOccurrences(of: "\"version\":1", with: "\"version\":99").utf8)),
                 ("outside the folder", try #require(escaping.encoded())),
                 ("missing file", try #require(missing.encoded())),
+                ("no validator", try #require(noValidator.encoded())),
+                ("negative length", try #require(negative.encoded())),
+                ("file URL", try #require(local.encoded())),
             ]
+            // The error says what is wrong with it.
+            let reasons = ["no validator": "no validator", "negative length": "negative length", "file URL": "not an http(s) URL"]
             for (label, data) in candidates {
                 let refused = session.downloadTask(withResumeData: data)
                 refused.resume()
                 let recorded = await record(refused)
                 #expect(recorded.error != nil, "\(label) resume data must be refused")
                 #expect(recorded.kinds.isEmpty || recorded.kinds == ["metrics"], "\(label): nothing is transferred")
+                if let reason = reasons[label] {
+                    let message = (recorded.error as? URLError)?.localizedDescription ?? ""
+                    #expect(message.contains(reason), "\(label): \(message)")
+                }
             }
             #expect(FileManager.default.fileExists(atPath: "/etc/passwd"))
         }
