@@ -231,6 +231,14 @@ extension LoadSensitiveTests {
                     #expect(message.contains(reason), "\(label): \(message)")
                 }
             }
+            // The untouched resume data is still good: the refusals above were
+            // about the edits. (Finishing it also removes its partial file,
+            // which every run of this test used to leave behind.)
+            let accepted = session.downloadTask(withResumeData: good)
+            accepted.resume()
+            let finished = await record(accepted)
+            #expect(finished.error == nil)
+            #expect(finished.downloadedFileMatchesPattern == true)
             #expect(FileManager.default.fileExists(atPath: "/etc/passwd"))
         }
     }
