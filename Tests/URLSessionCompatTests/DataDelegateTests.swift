@@ -1,4 +1,5 @@
 import LoopbackServer
+import Synchronization
 import Testing
 import TestSupport
 import URLSessionCompat
@@ -28,6 +29,25 @@ import URLSessionCompat
             await delegate.completed.wait()
             #expect(folded(delegate.calls(task)) == ["response", "data", "metrics", "complete"])
             #expect(delegate.error(task) == nil)
+            session.invalidateAndCancel()
+        }
+    }
+
+    /// Each call goes to the task's own delegate when it implements the
+    /// method, else to the session's: a task delegate that only takes the
+    /// body leaves the response and the end to the session's delegate.
+    @Test func taskDelegateWithoutAMethod_leavesItToTheSessionDelegate() async throws {
+        try await withServer { server in
+            let sessionDelegate = RecordingDelegate()
+            let session = makeSession(sessionDelegate)
+            let task = session.dataTask(with: server.url("/bytes/100000"))
+            let bodyOnly = BodyOnlyDelegate()
+            task.delegate = bodyOnly
+            task.resume()
+            await sessionDelegate.completed.wait()
+            #expect(folded(sessionDelegate.calls(task)) == ["response", "metrics", "complete"])
+            #expect(bodyOnly.body == LoopbackServer.patternBody(count: 100_000))
+            #expect(sessionDelegate.error(task) == nil)
             session.invalidateAndCancel()
         }
     }
@@ -128,5 +148,16 @@ import URLSessionCompat
             #expect(server.acceptedConnections == 0)
             session.invalidateAndCancel()
         }
+    }
+}
+
+/// A task delegate that implements one method: the body.
+private final class BodyOnlyDelegate: NSObject, URLSessionDataDelegate, Sendable {
+    private let received = Mutex(Data())
+
+    var body: Data { received.withLock { $0 } }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        received.withLock { $0.append(data) }
     }
 }
