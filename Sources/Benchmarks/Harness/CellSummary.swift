@@ -92,12 +92,19 @@ struct CellSummary: Codable, Sendable {
         elapsedSecondsMedian = Statistics.median(good.compactMap { $0.result?.elapsedSeconds })
         peakActiveConnectionsMedian = Statistics.median(good.compactMap { $0.server?.peakActiveConnections })
         if workload.samplesActiveConnections, let peak = peakActiveConnectionsMedian,
-           peak < 0.9 * Double(workload.count) {
+           !Self.allInFlight(peak: peak, count: workload.count) {
             notes.append("at most \(Int(peak)) connections open at once (median): not all \(workload.count) "
                 + "transfers were in flight together, so KiB/transfer is not comparable")
         }
         httpVersion = good.compactMap { $0.result?.httpVersion }.first
         for note in Set(good.flatMap(\.notes)).sorted() { notes.append(note) }
+    }
+
+    /// Whether a W7 run had (close to) all of its `count` transfers open at
+    /// once, by the most connections nginx saw; the table's note and the
+    /// W7 target read it the same way.
+    static func allInFlight(peak: Double, count: Int) -> Bool {
+        peak >= 0.9 * Double(count)
     }
 
     mutating func setRatio(baseline: CellSummary?) {

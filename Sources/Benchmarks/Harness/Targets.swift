@@ -106,7 +106,7 @@ enum TargetJudge {
             return verdict
         }
         if target.measure == .kibPerTransferAboveBaselineAtMost, let peak = cell.peakActiveConnectionsMedian,
-            peak < 0.9 * Double(report.count)
+            !CellSummary.allInFlight(peak: peak, count: report.count)
         {
             verdict.outcome = .missed
             verdict.note = "at most \(Int(peak)) of \(report.count) transfers were in flight at once"
