@@ -29,6 +29,12 @@ enum ClientTable {
     /// (`TargetJudge`), extra builds included.
     static let peers: Set<String> = ["foundation", "ahc"]
 
+    /// Other references beside the baseline, never judged: raw libcurl
+    /// copying each body into a buffer of its own, the least a client that
+    /// returns whole bodies (`data(for:)`) must do, which the discarding
+    /// baseline never pays for.
+    static let references: Set<String> = ["rawcurl-collect"]
+
     /// Our clients whose API returns the whole body in memory
     /// (`data(for:)`): the peak-RSS targets are about the streaming ones.
     static let collectsWholeBody: Set<String> = ["asyncurlsession-data", "asyncurlsession-io"]
@@ -37,6 +43,7 @@ enum ClientTable {
 
     static let all: [ClientSpec] = [
         ClientSpec("rawcurl", "bench-rawcurl"),
+        ClientSpec("rawcurl-collect", "bench-rawcurl", extraArguments: ["--collect"]),
         ClientSpec("foundation", "bench-foundation"),
         ClientSpec("ahc", "bench-ahc"),
         ClientSpec("asyncurlsession-events", "bench-asyncurlsession-events", missingHint: ours),

@@ -72,9 +72,11 @@ struct TargetVerdict: Codable, Sendable {
 }
 
 enum TargetJudge {
-    /// Clients the targets are about: ours, not the baseline or the peers.
+    /// Clients the targets are about: ours, not the baseline, the peers or
+    /// the other references.
     static func isJudged(_ client: String) -> Bool {
         client != ClientTable.baseline && !ClientTable.peers.contains(client)
+            && !ClientTable.references.contains(client)
     }
 
     static func judge(_ reports: [WorkloadReport]) -> [TargetVerdict] {

@@ -7,8 +7,15 @@
 // callback. Takes the same flags as the Swift clients and prints the same JSON
 // line (see ClientSupport/ClientResult.swift).
 //
+// With --collect (reported as rawcurl-collect) each response's body is
+// copied into its transfer's buffer, sized from Content-Length when the
+// server sends one (else grown by doubling) and reused by the next response
+// on that handle: the copy any client that returns whole bodies must make,
+// and no more (no allocation or page faults per response once warm), which
+// the discarding ceiling never pays for. A reference, not a target.
+//
 //   bench-rawcurl --workload W --url URL --count N --concurrency C
-//                 [--post-bytes B] [--cacert FILE] [--stream]
+//                 [--post-bytes B] [--cacert FILE] [--stream] [--collect]
 //                 [--consume-rate BYTES_PER_SEC] [--timeout SECONDS]
 //   bench-rawcurl --version     prints libcurl's version line
 #define _GNU_SOURCE
@@ -34,11 +41,16 @@ struct options {
     long post_bytes;
     double consume_rate;
     double timeout_s;
+    int collect;
 };
 
 struct transfer {
     CURL *easy;
     curl_off_t bytes;
+    // --collect: the body so far (bytes long) in a buffer of capacity bytes,
+    // kept for the handle's next response.
+    char *body;
+    size_t capacity;
 };
 
 struct state {
@@ -124,8 +136,12 @@ static void parse_options(int argc, char **argv, struct options *opt) {
     opt->timeout_s = 300;
     for (int i = 1; i < argc; i++) {
         const char *name = argv[i];
-        if (strcmp(name, "--stream") == 0) continue; // always streams: bodies are discarded
-        if (i + 1 >= argc) usage_exit("every option but --stream needs a value");
+        if (strcmp(name, "--stream") == 0) continue; // streams unless --collect
+        if (strcmp(name, "--collect") == 0) {
+            opt->collect = 1;
+            continue;
+        }
+        if (i + 1 >= argc) usage_exit("every option but --stream and --collect needs a value");
         const char *value = argv[++i];
         if (strcmp(name, "--workload") == 0) opt->workload = value;
         else if (strcmp(name, "--url") == 0) opt->url = value;
@@ -158,10 +174,29 @@ static void pace(struct state *st, size_t count) {
 
 static struct state *global_state; // the write callback's pacer needs it
 
+// --collect: appends to the transfer's body buffer; 0 (libcurl then fails
+// the transfer) when memory runs out.
+static size_t collect(struct transfer *t, const char *data, size_t count) {
+    size_t needed = (size_t)t->bytes + count;
+    if (needed > t->capacity) {
+        curl_off_t announced = -1;
+        curl_easy_getinfo(t->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);
+        size_t capacity = t->capacity ? t->capacity * 2 : 16384;
+        if (t->bytes == 0 && announced > 0 && (size_t)announced >= needed) capacity = (size_t)announced;
+        if (capacity < needed) capacity = needed;
+        char *grown = realloc(t->body, capacity);
+        if (!grown) return 0;
+        t->body = grown;
+        t->capacity = capacity;
+    }
+    memcpy(t->body + t->bytes, data, count);
+    return count;
+}
+
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
-    (void)data;
     struct transfer *t = userdata;
     size_t count = size * nmemb;
+    if (global_state->opt.collect && collect(t, data, count) != count) return 0;
     t->bytes += (curl_off_t)count;
     pace(global_state, count);
     return count;
@@ -274,9 +309,10 @@ static void print_result(struct state *st, double elapsed, long rss_before) {
     const char *version = st->http_version == CURL_HTTP_VERSION_2_0 ? "2"
                         : st->http_version == CURL_HTTP_VERSION_1_1 ? "1.1"
                         : st->http_version == CURL_HTTP_VERSION_1_0 ? "1.0" : NULL;
-    printf("{\"api\":\"curl_multi_socket_action+epoll\",\"bytes_received\":%lld,\"bytes_sent\":%lld,"
-           "\"client\":\"rawcurl\",\"elapsed_s\":%.6f,\"errors\":%ld,",
-           st->bytes_received, st->bytes_sent, elapsed, st->errors);
+    printf("{\"api\":\"curl_multi_socket_action+epoll%s\",\"bytes_received\":%lld,\"bytes_sent\":%lld,"
+           "\"client\":\"%s\",\"elapsed_s\":%.6f,\"errors\":%ld,",
+           st->opt.collect ? ", bodies collected" : "", st->bytes_received, st->bytes_sent,
+           st->opt.collect ? "rawcurl-collect" : "rawcurl", elapsed, st->errors);
     if (st->first_error[0]) {
         printf("\"first_error\":");
         print_json_string(st->first_error);
@@ -298,6 +334,16 @@ int main(int argc, char **argv) {
     memset(&st, 0, sizeof st);
     parse_options(argc, argv, &st.opt);
     global_state = &st;
+    if (st.opt.collect && st.opt.consume_rate > 0) {
+        // A slow consumer reads a stream; a collected body has none (as data(for:)).
+        printf("{\"api\":\"curl_multi_socket_action+epoll, bodies collected\",\"bytes_received\":0,"
+               "\"bytes_sent\":0,\"client\":\"rawcurl-collect\",\"elapsed_s\":0,\"errors\":0,\"ok\":0,"
+               "\"requests\":0,\"rss_before_kib\":0,"
+               "\"unsupported\":\"a collected body cannot be read by a slow consumer\",\"workload\":");
+        print_json_string(st.opt.workload);
+        printf("}\n");
+        return 0;
+    }
     raise_fd_limit();
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) usage_exit("curl_global_init failed");
 
