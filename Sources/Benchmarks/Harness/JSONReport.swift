@@ -27,12 +27,16 @@ struct JSONReport: Codable, Sendable {
         case totalWallSeconds = "total_wall_s"
     }
 
+    /// How ratios that are not finite (a baseline of 0) are spelled, both ways.
+    private static let nonFinite = (positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+
     func write(to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .iso8601
         encoder.nonConformingFloatEncodingStrategy = .convertToString(
-            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            positiveInfinity: Self.nonFinite.positiveInfinity, negativeInfinity: Self.nonFinite.negativeInfinity,
+            nan: Self.nonFinite.nan)
         try encoder.encode(self).write(to: URL(fileURLWithPath: path))
     }
 
@@ -40,7 +44,8 @@ struct JSONReport: Codable, Sendable {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            positiveInfinity: Self.nonFinite.positiveInfinity, negativeInfinity: Self.nonFinite.negativeInfinity,
+            nan: Self.nonFinite.nan)
         return try decoder.decode(JSONReport.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
     }
 }

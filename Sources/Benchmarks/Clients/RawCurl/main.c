@@ -305,7 +305,9 @@ static void print_json_string(const char *text) {
     putchar('"');
 }
 
-static void print_result(struct state *st, double elapsed, long rss_before) {
+// `unsupported`: the reason this run cannot do the workload (nothing ran;
+// the counts are 0), or NULL.
+static void print_result(struct state *st, double elapsed, long rss_before, const char *unsupported) {
     const char *version = st->http_version == CURL_HTTP_VERSION_2_0 ? "2"
                         : st->http_version == CURL_HTTP_VERSION_1_1 ? "1.1"
                         : st->http_version == CURL_HTTP_VERSION_1_0 ? "1.0" : NULL;
@@ -319,7 +321,14 @@ static void print_result(struct state *st, double elapsed, long rss_before) {
         putchar(',');
     }
     if (version) printf("\"http_version\":\"%s\",", version);
-    printf("\"ok\":%ld,\"requests\":%ld,\"rss_before_kib\":%ld,\"workload\":", st->ok, st->opt.count, rss_before);
+    printf("\"ok\":%ld,\"requests\":%ld,\"rss_before_kib\":%ld,", st->ok, unsupported ? 0 : st->opt.count,
+           rss_before);
+    if (unsupported) {
+        printf("\"unsupported\":");
+        print_json_string(unsupported);
+        putchar(',');
+    }
+    printf("\"workload\":");
     print_json_string(st->opt.workload);
     printf("}\n");
     fflush(stdout);
@@ -336,12 +345,7 @@ int main(int argc, char **argv) {
     global_state = &st;
     if (st.opt.collect && st.opt.consume_rate > 0) {
         // A slow consumer reads a stream; a collected body has none (as data(for:)).
-        printf("{\"api\":\"curl_multi_socket_action+epoll, bodies collected\",\"bytes_received\":0,"
-               "\"bytes_sent\":0,\"client\":\"rawcurl-collect\",\"elapsed_s\":0,\"errors\":0,\"ok\":0,"
-               "\"requests\":0,\"rss_before_kib\":0,"
-               "\"unsupported\":\"a collected body cannot be read by a slow consumer\",\"workload\":");
-        print_json_string(st.opt.workload);
-        printf("}\n");
+        print_result(&st, 0, 0, "a collected body cannot be read by a slow consumer");
         return 0;
     }
     raise_fd_limit();
@@ -413,7 +417,7 @@ int main(int argc, char **argv) {
         drain_done(&st);
     }
     double elapsed = now_seconds() - st.start_s;
-    print_result(&st, elapsed, rss_before); // flushes stdout
+    print_result(&st, elapsed, rss_before, NULL); // flushes stdout
     // Ends at once, as every Swift client does (ClientResult.printAndExit):
     // teardown is not part of the workload, and peak RSS is read at the end.
     _exit((st.errors == 0 && st.ok == st.opt.count) ? 0 : 1);
