@@ -31,10 +31,26 @@ import Testing
         #expect(code == .cannotConnectToHost)
     }
 
-    @Test(arguments: ["ftp://127.0.0.1/file", "file:///etc/passwd", "gopher://127.0.0.1/"])
+    @Test(arguments: ["ftp://127.0.0.1/file", "file:///etc/passwd", "gopher://127.0.0.1/", "httpx://127.0.0.1/"])
     func unsupportedScheme_isUnsupportedURL(url: String) async throws {
         let code = await failure(URLRequest(url: URL(string: url)!))
         #expect(code == .unsupportedURL)
+    }
+
+    @Test(arguments: ["http:///no-host", "https:relative-only"])
+    func urlWithoutHost_isBadURL(url: String) async throws {
+        let code = await failure(URLRequest(url: URL(string: url)!))
+        #expect(code == .badURL)
+    }
+
+    /// Schemes are case-insensitive (RFC 3986 §3.1).
+    @Test func uppercaseScheme_isFetched() async throws {
+        try await withServer { server in
+            let url = URL(string: server.url("/bytes/5").absoluteString.replacingOccurrences(of: "http:", with: "HTTP:"))!
+            let (data, response) = try await Session(configuration: testConfiguration()).data(for: URLRequest(url: url))
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(data.count == 5)
+        }
     }
 
     @Test(arguments: ["1\r\nX-Injected: yes", "1\nX-Injected: yes", "1\r", "1\u{0}2"])

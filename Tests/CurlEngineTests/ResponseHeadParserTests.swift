@@ -90,6 +90,14 @@ import Testing
         #expect("".equalsIgnoringASCIICase(""))
     }
 
+    @Test func prefix_ignoresASCIICaseOnly() {
+        #expect("HTTP://127.0.0.1:8080/a-long-path-past-the-small-string-size".hasPrefixIgnoringASCIICase("http:"))
+        #expect(!"http".hasPrefixIgnoringASCIICase("http:"), "shorter than the prefix")
+        #expect(!"httpx://h/".hasPrefixIgnoringASCIICase("http:"))
+        #expect(!"h@tp:".hasPrefixIgnoringASCIICase("h`tp:"), "only letters fold")
+        #expect("anything".hasPrefixIgnoringASCIICase(""))
+    }
+
     @Test func parser_readsContentLengthAndEncoding() {
         var parser = ResponseHeadParser()
         var head: ResponseHead?

@@ -31,8 +31,13 @@ extension String {
         a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z")
     }
 
+    /// Byte by byte from the start, without building the prefix as a String
+    /// first (that copy cost more than the comparison on a URL per request).
     package func hasPrefixIgnoringASCIICase(_ prefix: String) -> Bool {
-        guard utf8.count >= prefix.utf8.count else { return false }
-        return String(utf8.prefix(prefix.utf8.count))!.equalsIgnoringASCIICase(prefix)
+        var bytes = utf8.makeIterator()
+        for expected in prefix.utf8 {
+            guard let byte = bytes.next(), byte == expected || Self.sameLetter(byte, expected) else { return false }
+        }
+        return true
     }
 }
