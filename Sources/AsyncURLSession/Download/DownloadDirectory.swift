@@ -35,6 +35,7 @@ struct DownloadDirectory: Sendable {
     /// A new, empty file for a download, open for writing.
     func createFile() -> Result<DownloadFile, URLError> {
         if let error = prepare() { return .failure(error) }
+        StaleDownloadSweep.sweepIfDue(url)
         let name = "download-\(UUID().uuidString).tmp"
         let path = url.appendingPathComponent(name).path
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -73,6 +74,9 @@ struct DownloadDirectory: Sendable {
             file.close()
             return .failure(error)
         }
+        // Only now: the truncation made the file fresh (ftruncate sets its
+        // mtime), and `StaleDownloadSweep` goes by the last write.
+        StaleDownloadSweep.sweepIfDue(url)
         return .success(file)
     }
 

@@ -45,7 +45,10 @@ public struct SessionConfiguration: Sendable {
 
     /// Where download tasks write their files (created 0700, files 0600).
     /// Default: a per-user folder in the temporary directory, so resume data
-    /// works across sessions and processes.
+    /// works across sessions and processes. Files of ours in it that nothing
+    /// has written for a day (partial downloads whose resume data was never
+    /// used, finished ones never moved away) are removed by the next
+    /// download that uses the folder.
     public var downloadDirectory: URL?
 
     /// PEM certificates trusted INSTEAD of the system's bundle, for private
