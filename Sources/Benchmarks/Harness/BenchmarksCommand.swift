@@ -1,5 +1,5 @@
 // Entry point: swift run -c release --package-path Sources/Benchmarks Benchmarks
-//   [--quick] [--runs N] [--warmups N] [--only W1,W5] [--clients a,b] [--json out.json]
+//   [--quick] [--runs N] [--warmups N] [--only W1,W5] [--clients a,b] [--json out.json] [--strict]
 //   Benchmarks --judge out.json   (the targets against an earlier run's report)
 //
 // Sets up a temporary prefix (certificates, files, nginx config), starts nginx
@@ -46,6 +46,9 @@ struct BenchmarksCommand: ParsableCommand {
 
     @Option(help: "Judge the targets against the JSON report of an earlier run and print them; runs nothing.")
     var judge: String?
+
+    @Flag(help: "Exit with status 1 when any client's run failed its checks (CI's smoke run); a missed target is not a failure.")
+    var strict = false
 
     func validate() throws {
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
@@ -139,6 +142,17 @@ struct BenchmarksCommand: ParsableCommand {
         print("Load average (1 min) at end: \(TextFormat.number(machine.loadAverageAtEnd, decimals: 2))")
         print("Total wall time: \(TextFormat.number(total, decimals: 1)) s")
         print("JSON report: \(jsonPath)")
+        if strict {
+            let failed = reports.flatMap { report in
+                report.cells.compactMap { cell in
+                    (cell.warmups + cell.runs).first { $0.status == .failed }
+                        .map { "\(report.id) \(cell.client): \($0.reason ?? "failed")" }
+                }
+            }
+            if !failed.isEmpty {
+                throw HarnessError.failedRuns(failed)
+            }
+        }
     }
 
     private func selectedWorkloads() throws -> [Workload] {

@@ -41,11 +41,15 @@ struct TemporaryPrefix {
 enum HarnessError: Error, CustomStringConvertible {
     case setup(String)
     case server(String)
+    /// `--strict`: cells whose runs failed their checks, one line each.
+    case failedRuns([String])
 
     var description: String {
         switch self {
         case .setup(let message): "setup failed: \(message)"
         case .server(let message): "nginx: \(message)"
+        case .failedRuns(let cells):
+            "\(cells.count) cell(s) failed (--strict); see the tables above:\n" + cells.joined(separator: "\n")
         }
     }
 }
