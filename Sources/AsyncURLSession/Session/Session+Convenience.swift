@@ -42,7 +42,9 @@ extension Session {
     }
 
     /// Downloads to a file the caller owns (move or delete it), as
-    /// `URLSession.download(for:)`.
+    /// `URLSession.download(for:)`. Left where it is, in the download
+    /// folder, it is removed a day after its last write, as a partial
+    /// download is (see `SessionConfiguration.downloadDirectory`).
     public nonisolated func download(
         for request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
     ) async throws -> (URL, URLResponse) {
