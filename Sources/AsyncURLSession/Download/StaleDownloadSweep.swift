@@ -73,8 +73,9 @@ enum StaleDownloadSweep {
         return removed
     }
 
-    /// The names `DownloadDirectory.createFile` gives.
+    /// The names `DownloadDirectory.createFile` gives (a folder listing's
+    /// names never hold a "/").
     static func isOurs(_ name: String) -> Bool {
-        name.hasPrefix("download-") && name.hasSuffix(".tmp") && !name.contains("/")
+        name.hasPrefix("download-") && name.hasSuffix(".tmp")
     }
 }
