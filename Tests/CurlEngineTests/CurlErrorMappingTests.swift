@@ -33,8 +33,11 @@ import Testing
         #expect(code(CURLE_SSL_CERTPROBLEM) == .secureConnectionFailed)
         #expect(code(CURLE_PEER_FAILED_VERIFICATION, verify: 10) == .serverCertificateHasBadDate)
         #expect(code(CURLE_PEER_FAILED_VERIFICATION, verify: 9) == .serverCertificateNotYetValid)
-        #expect(code(CURLE_PEER_FAILED_VERIFICATION, verify: 18) == .serverCertificateHasUnknownRoot)
+        #expect(code(CURLE_PEER_FAILED_VERIFICATION, verify: 18) == .serverCertificateUntrusted, "self-signed, as Apple")
+        #expect(code(CURLE_PEER_FAILED_VERIFICATION, verify: 19) == .serverCertificateHasUnknownRoot)
         #expect(code(CURLE_PEER_FAILED_VERIFICATION, verify: 20) == .serverCertificateHasUnknownRoot)
+        #expect(code(CURLE_PEER_FAILED_VERIFICATION, verify: 21) == .serverCertificateHasUnknownRoot)
+        #expect(code(CURLE_PEER_FAILED_VERIFICATION, verify: 2) == .serverCertificateHasUnknownRoot)
         #expect(code(CURLE_PEER_FAILED_VERIFICATION, verify: 1) == .serverCertificateUntrusted)
         #expect(code(CURLE_SSL_PINNEDPUBKEYNOTMATCH) == .serverCertificateUntrusted)
         #expect(code(CURLE_SSL_CLIENTCERT) == .clientCertificateRequired)
@@ -44,6 +47,15 @@ import Testing
         #expect(code(CURLE_FILESIZE_EXCEEDED) == .dataLengthExceedsMaximum)
         #expect(code(CURLE_SEND_FAIL_REWIND) == .requestBodyStreamExhausted)
         #expect(code(CURLE_PROXY) == .cannotConnectToHost)
+    }
+
+    @Test func certificateFailure_saysWhichProblemAndWhatToDo() {
+        let failure = CurlFailure(
+            code: CURLE_PEER_FAILED_VERIFICATION, osErrno: 0, verifyResult: 20, receivedResponse: false,
+            message: "SSL certificate problem: unable to get local issuer certificate", url: "https://127.0.0.1:1/")
+        let text = failure.urlError().localizedDescription
+        #expect(text.contains("unknown root") && text.contains("tlsTrustRootsPEM"))
+        #expect(text.contains("libcurl error 60"))
     }
 
     @Test func urlError_namesTheURLAndLibcurlsMessage() {

@@ -1,3 +1,4 @@
+internal import CurlEngine
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -84,9 +85,8 @@ extension Session {
                 return (AsyncBytes(task: task), response)
             }
         }
-        throw URLError(.badServerResponse, userInfo: [
-            NSLocalizedDescriptionKey: "The transfer ended without a response.",
-        ])
+        throw URLError.make(
+            .badServerResponse, url: request.url?.absoluteString, reason: "The transfer ended without a response.")
     }
 
     public nonisolated func bytes(

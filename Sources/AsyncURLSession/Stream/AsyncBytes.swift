@@ -19,17 +19,21 @@ public struct AsyncBytes: AsyncSequence, Sendable {
         self.task = task
     }
 
+    /// An iterator dropped before the body's end cancels the task (as
+    /// Apple's): a `break` out of `for try await` frees the connection.
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(task: task)
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
         let task: SessionTask
+        private let watch: IterationWatch
         private var chunk = Data()
         private var index = 0
 
         init(task: SessionTask) {
             self.task = task
+            watch = IterationWatch(task: task)
         }
 
         public mutating func next() async throws -> UInt8? {

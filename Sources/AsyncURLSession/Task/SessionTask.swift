@@ -24,8 +24,10 @@ import FoundationNetworking
 /// that iterates cancels the transfer: a pull that is waiting throws
 /// `URLError(.cancelled)`; between two pulls the stream ends, as an
 /// `AsyncThrowingStream` does when its consumer is cancelled, and `error` is
-/// then `URLError(.cancelled)`. When the last reference to an unfinished task
-/// (and to its `events`) goes away, the transfer is cancelled.
+/// then `URLError(.cancelled)`. Ending the iteration early cancels the task
+/// too, as Apple's `AsyncBytes` does: a `break` out of `for try await`, or
+/// the stream and its iterator dropped before the end. So does the last
+/// reference to an unfinished task (and to its `events`) going away.
 public final class SessionTask: Sendable {
     let core: TaskCore
 
@@ -157,10 +159,22 @@ public final class SessionTask: Sendable {
         core.takeCollectedResult()
     }
 
+    /// For the classic adapter's driver: the next event, or nil at the end,
+    /// pulled as `events` does but without its cancel-on-abandon watch (a
+    /// driver that hands the task over to `AsyncBytes` at the response
+    /// stops pulling without ending the task).
+    package func nextEvent() async throws -> TaskEvent? {
+        switch try core.pullIfReady() {
+        case .event(let event): return event
+        case .end: return nil
+        case .mustWait: return try await core.waitForNextEvent()
+        }
+    }
+
     public var events: AsyncThrowingStream<TaskEvent, any Error> {
         // The closure keeps the task (and so the transfer) alive while someone
         // holds the stream, even after the caller dropped the task itself.
-        let watch = StreamCancellationWatch(task: self)
+        let watch = IterationWatch(task: self)
         return AsyncThrowingStream(unfolding: { [watch] in
             // `nextEvent()` written out: a ready event is handed over without
             // entering another async function (see `TaskCore.pullIfReady`).
@@ -174,13 +188,15 @@ public final class SessionTask: Sendable {
     }
 }
 
-/// Cancels a task's transfer when its `events` stream drops the producer
-/// inside a cancelled Swift task. `AsyncThrowingStream(unfolding:)` does that
-/// when the consuming task was cancelled between two pulls: it ends the
-/// stream without calling the producer again, so `nextEvent()` never sees
-/// the cancellation, and the transfer ran on (found by a test that cancels a
-/// consumer while it sleeps between pulls).
-private final class StreamCancellationWatch: Sendable {
+/// Cancels a task whose consumption ended before the task did: its
+/// `events` stream, or an `AsyncBytes` iterator, went away unfinished (a
+/// `break` out of `for try await`, an iterator dropped). Nobody will pull
+/// the rest, so the transfer would stay paused behind the high watermark,
+/// exempt from the idle timeout, holding its connection. It also covers a
+/// consuming Swift task cancelled between two pulls, which
+/// `AsyncThrowingStream(unfolding:)` answers by ending the stream without
+/// calling the producer again.
+final class IterationWatch: Sendable {
     let task: SessionTask
 
     init(task: SessionTask) {
@@ -188,6 +204,6 @@ private final class StreamCancellationWatch: Sendable {
     }
 
     deinit {
-        if Task.isCancelled { task.core.cancel() }
+        if task.core.state != .completed { task.core.cancel() }
     }
 }

@@ -208,15 +208,24 @@ final class TaskCore: Sendable {
     }
 
     func cancel() {
-        let error = URLError.make(.cancelled, url: failingURLString, reason: "The task was cancelled.")
+        // Apple's description of a cancelled task, word for word: legacy
+        // code and test suites compare it.
+        let error = URLError.make(.cancelled, url: failingURLString, reason: "cancelled")
         let (action, id, wake) = guarded.withLock { guarded -> (TaskPipeline.CancelAction, TransferID?, Wake?) in
             let action = guarded.pipeline.cancel(error: error)
             guard case .finishWithoutTransfer(let end) = action else { return (action, guarded.transferID, nil) }
             return (action, guarded.transferID, Self.wake(for: end, in: &guarded))
         }
         switch action {
-        case .cancelTransfer:
-            if let id { engine.cancel(id, in: context.engineID, error: error) }
+        case .cancelTransfer(let dropped):
+            _ = consume dropped  // released here, after the lock
+            if let id {
+                engine.cancel(id, in: context.engineID, error: error)
+            } else {
+                // Resumed, but the first hop has not started (it waits for a
+                // body stream): no transfer will report the end.
+                completeWithTransactions(error: error)
+            }
         case .finishWithoutTransfer:
             finishDownload(error: error) { _ in }
             context.unregister(identifier)
@@ -230,7 +239,9 @@ final class TaskCore: Sendable {
     /// already arrived whole and only waits in the queue for the consumer.
     func cancelAfterResponse() {
         let error = URLError.make(.cancelled, url: failingURLString, reason: "The response was cancelled.")
-        if !guarded.withLock({ $0.pipeline.cancelDeliveredResponse(error: error) }) { cancel() }
+        let dropped = guarded.withLock { $0.pipeline.cancelDeliveredResponse(error: error) }
+        // Released here, after the lock (see `TaskPipeline.CancelAction`).
+        if dropped == nil { cancel() }
     }
 
     /// Makes `collect()` the consumer. Must be called before `resume()`.
@@ -357,7 +368,7 @@ final class TaskCore: Sendable {
         // A cancelled consumer gets the cancellation as an error, not a quiet
         // end: AsyncThrowingStream(unfolding:) would otherwise finish normally.
         if Task.isCancelled, event != nil {
-            throw error ?? URLError.make(.cancelled, url: failingURLString, reason: "The task was cancelled.")
+            throw error ?? URLError.make(.cancelled, url: failingURLString, reason: "cancelled")
         }
         return event
     }
@@ -425,6 +436,9 @@ final class TaskCore: Sendable {
     func complete(error: URLError?, metrics: TaskMetrics?) {
         let wake = guarded.withLock { guarded in
             guarded.transferID = nil
+            // Every task error names the request that failed, under both of
+            // Apple's keys, whichever path made it.
+            let error = error?.namingFailingURL(guarded.hop.request.url ?? originalRequest.url)
             return Self.wake(for: guarded.pipeline.finish(error: error, metrics: metrics), in: &guarded)
         }
         context.unregister(identifier)

@@ -130,8 +130,11 @@ struct TaskPipeline {
     }
 
     enum CancelAction {
-        /// Ask the engine to stop; it reports the end as usual.
-        case cancelTransfer
+        /// Ask the engine to stop; it reports the end as usual. The events
+        /// nobody will pull are handed out to be released after the lock:
+        /// an unanswered decision among them settles with its default when
+        /// it goes, and settling takes the task's lock.
+        case cancelTransfer(dropped: [TaskEvent])
         /// Never started: the task ends here, with this error.
         case finishWithoutTransfer(EndAction)
         case none
@@ -150,9 +153,8 @@ struct TaskPipeline {
             cancellation = error
             // Bytes not yet consumed are dropped: cancel takes effect at once
             // even while the body arrives at full speed.
-            queue.removeAll()
             collected = CollectedBody()
-            return .cancelTransfer
+            return .cancelTransfer(dropped: queue.takeAll())
         case .canceling, .finished:
             return .none
         }
@@ -161,13 +163,14 @@ struct TaskPipeline {
     /// A response decision answered `cancel` after the transfer had already
     /// ended (a small body arrives whole while the decision waits): the body
     /// queued behind the response must still not be delivered. False when
-    /// this does not apply (then an ordinary `cancel` does).
-    mutating func cancelDeliveredResponse(error: URLError) -> Bool {
-        guard lifecycle == .finished, case .success = end, consumer == .events, !consumerWaiting else { return false }
-        queue.removeAll()
+    /// this does not apply (then an ordinary `cancel` does). Returns the
+    /// events dropped, to be released after the lock (see `CancelAction`).
+    mutating func cancelDeliveredResponse(error: URLError) -> [TaskEvent]? {
+        guard lifecycle == .finished, case .success = end, consumer == .events, !consumerWaiting else { return nil }
+        let dropped = queue.takeAll()
         end = .failure(error)
         if let metrics { _ = enqueue(.metrics(metrics)) }
-        return true
+        return dropped
     }
 
     /// Takes out the events nobody will pull any more (the task's last
@@ -472,9 +475,10 @@ struct TaskPipeline {
 
     mutating func finish(error: URLError?, metrics: TaskMetrics?) -> EndAction {
         guard lifecycle != .finished else { return .none }
-        // A transfer that completed while our cancel was on its way to the
-        // engine still ends cancelled: its unconsumed bytes were dropped.
-        let error = error ?? (lifecycle == .canceling ? cancellation : nil)
+        // A transfer that ended while our cancel was on its way to the
+        // engine (completed, failed, or a decision that settled with its
+        // default) still ends cancelled, as cancel() promised.
+        let error = lifecycle == .canceling ? (cancellation ?? error) : error
         lifecycle = .finished
         end = error.map { .failure($0) } ?? .success(())
         self.metrics = metrics

@@ -25,7 +25,11 @@ struct CurlFailure {
         let code = Self.urlErrorCode(
             for: code, osErrno: osErrno, verifyResult: verifyResult, receivedResponse: receivedResponse,
             connected: connected)
-        return URLError.make(code, url: url, reason: "\(message) (libcurl error \(self.code.rawValue))")
+        var reason = "\(message) (libcurl error \(self.code.rawValue))"
+        if self.code == CURLE_PEER_FAILED_VERIFICATION {
+            reason = "\(Self.certificateProblem(verifyResult: verifyResult)) (\(reason))"
+        }
+        return URLError.make(code, url: url, reason: reason)
     }
 
     static func urlErrorCode(
@@ -93,25 +97,67 @@ struct CurlFailure {
         }
     }
 
-    /// OpenSSL X509_V_ERR_* values (x509_vfy.h): 9 not yet valid, 10 expired,
-    /// 18-21 self-signed / unknown issuer chains.
+    /// Apple's code for each certificate failure, from OpenSSL's
+    /// X509_V_ERR_* value (x509_vfy.h): 9 not yet valid (-1204), 10 expired
+    /// (-1201), 18 a self-signed leaf nobody trusts (untrusted, -1202, as
+    /// Apple reports a self-signed server), 2, 19, 20 and 21 a chain whose
+    /// root is not trusted (unknown root, -1203); the rest (a host that does
+    /// not match, a bad signature, ...) untrusted.
     static func certificateErrorCode(verifyResult: Int) -> URLError.Code {
         switch verifyResult {
         case 9: return .serverCertificateNotYetValid
         case 10: return .serverCertificateHasBadDate
-        case 18, 19, 20, 21: return .serverCertificateHasUnknownRoot
+        case 18: return .serverCertificateUntrusted
+        case 2, 19, 20, 21: return .serverCertificateHasUnknownRoot
         default: return .serverCertificateUntrusted
+        }
+    }
+
+    /// What went wrong with the server's certificate, and what to do, in
+    /// words (libcurl's message follows it in the error).
+    static func certificateProblem(verifyResult: Int) -> String {
+        let trustHint = "trust its root with the configuration's tlsTrustRootsPEM, or fix the server's certificate"
+        switch verifyResult {
+        case 9: return "The server's certificate is not yet valid: check the server's and this machine's clocks"
+        case 10: return "The server's certificate has expired: renew it on the server"
+        case 18: return "The server's certificate is self-signed and not trusted: \(trustHint)"
+        case 19: return "The server's certificate chain ends in a self-signed root that is not trusted: \(trustHint)"
+        case 2, 20, 21: return "The server's certificate was issued by an unknown root: \(trustHint)"
+        default:
+            return "The server's certificate is not valid for this server (the host does not match, or it is "
+                + "otherwise untrusted): connect by a name the certificate lists, or fix the certificate"
         }
     }
 }
 
 extension URLError {
+    /// `NSURLErrorFailingURLStringErrorKey`'s value, spelled out: the
+    /// constant is deprecated in swift-corelibs-foundation, but Apple sets
+    /// the key on every task error and `failureURLString` reads it.
+    package static let failingURLStringKey = "NSErrorFailingURLStringKey"
+
     /// A URLError that names the URL and says what went wrong.
     package static func make(_ code: URLError.Code, url: String?, reason: String) -> URLError {
         var info: [String: Any] = [NSLocalizedDescriptionKey: reason]
         if let url, let parsed = URL(string: url) {
             info[NSURLErrorFailingURLErrorKey] = parsed
+            info[failingURLStringKey] = url
         }
+        return URLError(code, userInfo: info)
+    }
+
+    /// This error with the failing URL under both of Apple's keys
+    /// (`NSErrorFailingURLKey` and `NSErrorFailingURLStringKey`), keeping
+    /// any the error already names.
+    package func namingFailingURL(_ url: URL?) -> URLError {
+        var info = userInfo
+        let failing = info[NSURLErrorFailingURLErrorKey] as? URL ?? url
+        guard let failing else { return self }
+        let hasURL = info[NSURLErrorFailingURLErrorKey] != nil
+        let hasString = info[Self.failingURLStringKey] != nil
+        guard !hasURL || !hasString else { return self }
+        info[NSURLErrorFailingURLErrorKey] = failing
+        if !hasString { info[Self.failingURLStringKey] = failing.absoluteString }
         return URLError(code, userInfo: info)
     }
 }

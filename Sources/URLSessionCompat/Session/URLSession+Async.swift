@@ -95,9 +95,8 @@ extension URLSession {
                 if let file, let owned { try FileManager.default.moveItem(at: file, to: owned) }
                 slot.fill(Self.result(owned, response, error))
             } catch {
-                slot.fill(.failure(URLError(.cannotMoveFile, userInfo: [
-                    NSLocalizedDescriptionKey: "The downloaded file could not be handed over: \(error)",
-                ])))
+                slot.fill(.failure(URLError.adapter(
+                    .cannotMoveFile, "The downloaded file could not be handed over: \(error)", url: response?.url)))
             }
         })
         return try await start(task, delegate: delegate, slot: slot)
@@ -108,9 +107,8 @@ extension URLSession {
     ) -> Result<(Value, URLResponse), any Error> {
         if let error { return .failure(error) }
         guard let value, let response else {
-            return .failure(URLError(.badServerResponse, userInfo: [
-                NSLocalizedDescriptionKey: "The transfer ended without a response.",
-            ]))
+            return .failure(URLError.adapter(
+                .badServerResponse, "The transfer ended without a response.", url: response?.url))
         }
         return .success((value, response))
     }
@@ -119,9 +117,12 @@ extension URLSession {
         _ task: URLSessionTask, delegate: (any URLSessionTaskDelegate)?, slot: AnswerSlot<Result<Value, any Error>>
     ) async throws -> Value {
         task.delegate = delegate
+        task.reportsProgressToTaskDelegate = delegate != nil
         return try await withTaskCancellationHandler {
             task.resume()
-            guard let result = await slot.wait() else { throw URLError(.cancelled) }
+            guard let result = await slot.wait() else {
+                throw URLError.adapter(.cancelled, "cancelled", url: task.currentRequest?.url)
+            }
             return try result.get()
         } onCancel: {
             task.cancel()

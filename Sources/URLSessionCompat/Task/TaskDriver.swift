@@ -45,14 +45,24 @@ struct TaskDriver: Sendable {
         var bodyLimit: Int
         var keptFile: URL?
         var sawMetrics = false
+        /// A delegate task with `prefersIncrementalDelivery` off: its body
+        /// waits here and goes to the delegate in one call at the end.
+        var heldBody: Data?
+        /// The task was made by an async call with a delegate of its own:
+        /// that delegate hears the body and download progress (see
+        /// `URLSessionTask.reportsProgressToTaskDelegate`).
+        var reportsToTaskDelegate: Bool
     }
 
     func run() async {
-        var progress = Progress(current: task, bodyLimit: session.settings.maximumCollectedBodySize)
+        var progress = Progress(
+            current: task, bodyLimit: session.settings.maximumCollectedBodySize,
+            heldBody: delegateMode && !task.prefersIncrementalDelivery ? Data() : nil,
+            reportsToTaskDelegate: task.reportsProgressToTaskDelegate)
         var failure: (any Error)?
         do {
             var handled = 0
-            for try await event in task.core.events {
+            while let event = try await task.core.nextEvent() {
                 if try await handle(event, &progress) == .handedOver { return }
                 // Events that are ready are handled in one job of the
                 // lane; now and then give the delegate queue to others.
@@ -62,8 +72,9 @@ struct TaskDriver: Sendable {
         } catch {
             failure = error
         }
-        if !progress.sawMetrics, let metrics = task.core.metrics {
-            await deliverMetrics(metrics, on: progress.current)
+        if !progress.sawMetrics {
+            await deliverHeldBody(&progress)
+            if let metrics = task.core.metrics { await deliverMetrics(metrics, on: progress.current) }
         }
         await finish(progress, error: failure)
         await session.taskDidComplete(progress.current)
@@ -101,8 +112,9 @@ struct TaskDriver: Sendable {
         case .data(let chunk):
             try await receive(chunk, &progress)
         case .downloadProgress(let step):
-            guard delegateMode, let download = current as? URLSessionDownloadTask else { break }
-            await notify(URLSessionDownloadDelegate.self, on: current) { delegate in
+            guard delegateMode || progress.reportsToTaskDelegate, let download = current as? URLSessionDownloadTask
+            else { break }
+            await notify(URLSessionDownloadDelegate.self, on: current, onlyTaskDelegate: !delegateMode) { delegate in
                 delegate.urlSession(
                     session, downloadTask: download, didWriteData: step.bytes, totalBytesWritten: step.totalBytes,
                     totalBytesExpectedToWrite: step.totalBytesExpected)
@@ -111,6 +123,7 @@ struct TaskDriver: Sendable {
             try await downloaded(location, &progress)
         case .metrics(let metrics):
             progress.sawMetrics = true
+            await deliverHeldBody(&progress)
             await deliverMetrics(metrics, on: current)
         }
         return .next
@@ -122,18 +135,28 @@ struct TaskDriver: Sendable {
         switch completion {
         case .delegate:
             guard let dataTask = progress.current as? URLSessionDataTask else { return }
+            if progress.heldBody != nil {
+                progress.heldBody?.append(chunk)
+                return
+            }
             await notify(URLSessionDataDelegate.self, on: dataTask, postingBytes: chunk.count) { delegate in
                 delegate.urlSession(session, dataTask: dataTask, didReceive: chunk)
             }
         case .data:
+            if progress.reportsToTaskDelegate, let dataTask = progress.current as? URLSessionDataTask {
+                await notify(URLSessionDataDelegate.self, on: dataTask, postingBytes: chunk.count, onlyTaskDelegate: true) {
+                    delegate in
+                    delegate.urlSession(session, dataTask: dataTask, didReceive: chunk)
+                }
+            }
             let limit = progress.bodyLimit
             guard progress.body.count + chunk.count <= limit else {
                 task.core.cancel()
-                throw URLError(.dataLengthExceedsMaximum, userInfo: [
-                    NSLocalizedDescriptionKey:
-                        "The body is larger than maximumCollectedBodySize (\(limit) bytes): "
+                throw URLError.adapter(
+                    .dataLengthExceedsMaximum,
+                    "The body is larger than maximumCollectedBodySize (\(limit) bytes): "
                         + "use a download task or a delegate to receive it in pieces.",
-                ])
+                    url: task.currentRequest?.url)
             }
             if progress.body.isEmpty {
                 // One allocation for a body of announced length, not one per doubling.
@@ -168,6 +191,18 @@ struct TaskDriver: Sendable {
 
     // MARK: - End
 
+    /// The whole body, in one call, for a task that does not prefer
+    /// incremental delivery (before its metrics and completion).
+    private func deliverHeldBody(_ progress: inout Progress) async {
+        guard let body = progress.heldBody, !body.isEmpty, let dataTask = progress.current as? URLSessionDataTask else {
+            return
+        }
+        progress.heldBody = Data()
+        await notify(URLSessionDataDelegate.self, on: dataTask) { delegate in
+            delegate.urlSession(session, dataTask: dataTask, didReceive: body)
+        }
+    }
+
     private func deliverMetrics(_ metrics: TaskMetrics, on current: URLSessionTask) async {
         // Built in the call: with no delegate (completion handlers) nobody pays for it.
         await notify(URLSessionTaskDelegate.self, on: current) { delegate in
@@ -191,9 +226,8 @@ struct TaskDriver: Sendable {
             await queue.run { handler(file, response, error) }
             if let kept = progress.keptFile { try? FileManager.default.removeItem(at: kept) }
         case .bytes(let slot):
-            slot.fill(.failure(error ?? URLError(.badServerResponse, userInfo: [
-                NSLocalizedDescriptionKey: "The transfer ended without a response.",
-            ])))
+            slot.fill(.failure(error ?? URLError.adapter(
+                .badServerResponse, "The transfer ended without a response.", url: task.currentRequest?.url)))
         }
     }
 
@@ -208,10 +242,10 @@ struct TaskDriver: Sendable {
     /// With `postingBytes`, the call may run after this returns (body bytes:
     /// see `DelegateQueue.post`); it still runs before any later call.
     func notify<Delegate>(
-        _ type: Delegate.Type, on task: URLSessionTask, postingBytes: Int? = nil,
+        _ type: Delegate.Type, on task: URLSessionTask, postingBytes: Int? = nil, onlyTaskDelegate: Bool = false,
         _ call: @escaping @Sendable (Delegate) -> Void
     ) async {
-        let candidates = candidates(for: task)
+        let candidates = onlyTaskDelegate ? [task.delegate].compactMap { $0 } : candidates(for: task)
         guard !candidates.isEmpty else { return }
         let body: @Sendable () -> Void = {
             for candidate in candidates {
