@@ -79,6 +79,9 @@ let package = Package(
         .target(name: "MigrationGuideBefore", path: "Tests/MigrationGuide/Before"),
         .target(name: "MigrationGuideAfter", dependencies: ["URLSessionCompat"], path: "Tests/MigrationGuide/After"),
         .target(name: "MigrationGuideAsync", dependencies: ["AsyncURLSession"], path: "Tests/MigrationGuide/Async"),
+        // Legacy code as it is really written: sessions made inline and never
+        // stored, delegates that answer from anywhere, tasks nobody holds.
+        .testTarget(name: "LegacyStyleTests", dependencies: ["URLSessionCompat", "LoopbackServer", "TestSupport"]),
         .testTarget(
             name: "URLSessionCompatTests",
             dependencies: [

@@ -23,7 +23,8 @@ public final class ChallengeDecision: Sendable {
     }
 
     public let protectionSpace: URLProtectionSpace
-    /// The credential default handling would use, if any.
+    /// Before a failure, the credential default handling would use, if any;
+    /// after one, the credential that failed (as Apple).
     public let proposedCredential: URLCredential?
     /// Failed attempts in this protection space during this task.
     public let previousFailureCount: Int

@@ -31,7 +31,10 @@ extension TaskCore {
         case .file(let url): return .ready(sendsBody ? .file(url) : .none)
         case .streamed: return sendsBody ? .needsStream(length: length) : .ready(.none)
         case .none:
-            if let body = request.httpBody { return .ready(.data(body)) }
+            // HEAD never sends a body, and an empty `httpBody` is no body
+            // for GET either (Apple sends neither).
+            guard method != "HEAD" else { return .ready(.none) }
+            if let body = request.httpBody { return .ready(body.isEmpty && method == "GET" ? .none : .data(body)) }
             if request.httpBodyStream != nil { return .needsStream(length: length) }
             return .ready(.none)
         }

@@ -44,9 +44,12 @@ extension TaskCore {
             stopAtHeldResponse(held)
             return
         }
-        // Default handling proposes a stored credential, else the URL's
+        // Default handling uses a stored credential, else the URL's
         // user:password, and only before one has failed here.
-        let proposed = context.credentials.credential(for: space) ?? urlCredential()
+        let defaultCredential = context.credentials.credential(for: space) ?? urlCredential()
+        // As Apple: after a failure the challenge proposes the credential
+        // that failed (so a handler can show its user name again).
+        let proposed = failures > 0 ? usedCredential?.credential ?? defaultCredential : defaultCredential
         let decision = ChallengeDecision(
             protectionSpace: space, proposedCredential: proposed, previousFailureCount: failures,
             failureResponse: held.response)
@@ -62,8 +65,8 @@ extension TaskCore {
                 if credential.persistence != .none { context.credentials.set(credential, for: space) }
                 startHop(request, credential: HopCredential(credential: credential, method: method))
             case .performDefaultHandling:
-                if let proposed, failures == 0, !isProxy {
-                    startHop(request, credential: HopCredential(credential: proposed, method: method))
+                if let defaultCredential, failures == 0, !isProxy {
+                    startHop(request, credential: HopCredential(credential: defaultCredential, method: method))
                 } else {
                     stopAtHeldResponse(held)
                 }

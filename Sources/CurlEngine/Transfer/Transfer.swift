@@ -173,6 +173,14 @@ final class Transfer {
         if !isBodiless, !request.headers.contains(where: { $0.name.equalsIgnoringASCIICase("Expect") }) {
             headersOK = headersOK && headerList.suppress("Expect")
         }
+        // libcurl labels a POST-style body without a Content-Type as a form
+        // (LIBCURL-NOTES §5), as Apple does for a body; an empty body is no
+        // body, and nothing is invented for it.
+        if !isBodiless, uploadLength == 0,
+            !request.headers.contains(where: { $0.name.equalsIgnoringASCIICase("Content-Type") })
+        {
+            headersOK = headersOK && headerList.suppress("Content-Type")
+        }
         if !headersOK { return CURLE_OUT_OF_MEMORY }
         return easy.set(CURLOPT_HTTPHEADER, pointer: headerList.raw.map { UnsafeMutableRawPointer($0) })
     }

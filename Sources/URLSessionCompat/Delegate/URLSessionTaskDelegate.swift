@@ -7,6 +7,12 @@ import FoundationNetworking
 /// optional. A task's own `delegate` is asked first; what it does not
 /// implement goes to the session's delegate.
 public protocol URLSessionTaskDelegate: URLSessionDelegate {
+    /// A task was made by the session (any factory, the async calls
+    /// included): once per task, on the delegate queue, before any other
+    /// call for it. Only the session's delegate hears it (a task's own
+    /// delegate is set after creation).
+    func urlSession(_ session: URLSession, didCreateTask task: URLSessionTask)
+
     /// A 3xx with a Location. Answer the proposed request to follow it,
     /// another request to follow that, or nil to make the redirect response
     /// (and its body) the task's result. Not implemented: redirects are
@@ -41,6 +47,10 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
 }
 
 extension URLSessionTaskDelegate {
+    public func urlSession(_ session: URLSession, didCreateTask task: URLSessionTask) {
+        DefaultImplementationMarker.raise()
+    }
+
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void

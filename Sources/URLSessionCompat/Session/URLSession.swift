@@ -110,13 +110,20 @@ open class URLSession: NSObject, @unchecked Sendable {
         _ core: SessionTask, as make: (SessionTask, Int, URLSession) -> T,
         completion: TaskDriver.Completion = .delegate
     ) -> T {
-        let task = guarded.withLock { guarded -> T in
+        let (task, delegate) = guarded.withLock { guarded -> (T, (any URLSessionDelegate)?) in
             let identifier = guarded.registry.makeIdentifier()
             let task = make(core, identifier, self)
             _ = guarded.registry.add(task, identifier: identifier)
-            return task
+            return (task, guarded.delegate)
         }
         task.completion = completion
+        if let delegate = delegate as? any URLSessionTaskDelegate {
+            // On the task's own lane, which its driver uses later: the call
+            // comes before any other for this task.
+            let lane = makeDelegateLane()
+            task.lane = lane
+            lane.post { delegate.urlSession(self, didCreateTask: task) }
+        }
         return task
     }
 
@@ -161,7 +168,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         }
         // The driver runs on its lane of the delegate queue (see
         // `DelegateQueue`): its delegate calls need no further hand-off.
-        let lane = makeDelegateLane()
+        let lane = task.lane ?? makeDelegateLane()
         let driver = TaskDriver(session: self, task: task, completion: task.completion, queue: lane)
         Task(executorPreference: lane) { await driver.run() }
     }
@@ -363,10 +370,13 @@ open class URLSession: NSObject, @unchecked Sendable {
         delegateQueue.addOperation { completionHandler(tasks) }
     }
 
-    /// Live tasks, oldest first.
+    /// Live tasks, oldest first. A cancelled task is no longer listed,
+    /// even while its completion is on its way (as FoundationNetworking:
+    /// right after `invalidateAndCancel()` the list is empty).
     private var liveTasks: [URLSessionTask] {
-        guarded.withLock { guarded in
+        let registered = guarded.withLock { guarded in
             guarded.registry.tasks.sorted { $0.key < $1.key }.map(\.value)
         }
+        return registered.filter { $0.state == .running || $0.state == .suspended }
     }
 }

@@ -13,9 +13,11 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     // rest is in `guarded`, behind a lock.
     let core: SessionTask
     private let identifier: Int
-    /// Weak: a session keeps its tasks until they complete, not the reverse,
-    /// as with Apple's (a task does not keep an abandoned session alive).
-    weak var session: URLSession?
+    /// Strong, as Apple's: a session nobody holds lives on while it has a
+    /// task (its registry holds the task until the completion is delivered,
+    /// which ends the cycle), so `URLSession(...).dataTask(...).resume()`
+    /// with nothing stored still runs and calls its delegate.
+    let session: URLSession?
     private let guarded = Mutex(Guarded())
 
     struct Guarded {
@@ -39,6 +41,12 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         /// A streamed upload's `httpBodyStream`, used once when the delegate
         /// does not implement `needNewBodyStream`.
         var initialBodyStream: StreamBox?
+        /// The lane of the delegate queue this task's calls run on, when one
+        /// was made at creation (for `didCreateTask`).
+        var lane: DelegateQueue?
+        /// nil until set: then Apple's default (see the property).
+        var prefersIncrementalDelivery: Bool?
+        var reportsProgressToTaskDelegate = false
     }
 
     public static let defaultPriority: Float = 0.5
@@ -109,6 +117,23 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     open var earliestBeginDate: Date? {
         get { guarded.withLock { $0.earliestBeginDate } }
         set { guarded.withLock { $0.earliestBeginDate = newValue } }
+    }
+
+    /// Whether a delegate gets the body in pieces as it arrives (true, the
+    /// default) or in one `didReceive data` call with the whole body once
+    /// it is in (false, as Apple). Tasks that deliver to a completion
+    /// handler collect the body whatever this says, so for them and for
+    /// download tasks it reads false unless set, as Apple's. Set it before
+    /// `resume()`.
+    open var prefersIncrementalDelivery: Bool {
+        get {
+            guarded.withLock { guarded in
+                if let set = guarded.prefersIncrementalDelivery { return set }
+                guard case .delegate = guarded.completion else { return false }
+                return !(self is URLSessionDownloadTask)
+            }
+        }
+        set { guarded.withLock { $0.prefersIncrementalDelivery = newValue } }
     }
 
     /// Accepted, informational only.
@@ -212,6 +237,21 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
             defer { guarded.initialBodyStream = nil }
             return guarded.initialBodyStream
         }
+    }
+
+    /// Set by the async calls (`data(for:delegate:)`, `download(for:delegate:)`,
+    /// ...): their delegate hears `didReceive data` and `didWriteData` as a
+    /// progress hook, as FoundationNetworking's does, although the result
+    /// still comes back whole. Completion-handler tasks leave it off (as
+    /// Apple: no data-delivery calls for them).
+    var reportsProgressToTaskDelegate: Bool {
+        get { guarded.withLock { $0.reportsProgressToTaskDelegate } }
+        set { guarded.withLock { $0.reportsProgressToTaskDelegate = newValue } }
+    }
+
+    var lane: DelegateQueue? {
+        get { guarded.withLock { $0.lane } }
+        set { guarded.withLock { $0.lane = newValue } }
     }
 
     var completion: TaskDriver.Completion {

@@ -1,0 +1,97 @@
+import Foundation
+import LoopbackServer
+import Testing
+import TestSupport
+import URLSessionCompat
+
+/// API that legacy code calls, each working end to end.
+@Suite struct ClassicAPITests {
+    @Test func didCreateTask_comesOnceBeforeAnythingElse_forEveryFactory() async throws {
+        try await withServer { server in
+            let delegate = LegacyDelegate()
+            let session = URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+            let data = session.dataTask(with: server.url("/bytes/10"))
+            let download = session.downloadTask(with: server.url("/bytes/10"))
+            data.resume()
+            download.resume()
+            await delegate.completed.wait(for: 2)
+            #expect(delegate.createdTasks.sorted() == [data.taskIdentifier, download.taskIdentifier].sorted())
+            #expect(delegate.calls.first == "create")
+            #expect(delegate.calls.filter { $0 == "create" }.count == 2)
+            session.finishTasksAndInvalidate()
+        }
+    }
+
+    @Test func didCreateTask_isCalledForTheAsyncCalls() async throws {
+        try await withServer { server in
+            let delegate = LegacyDelegate()
+            let session = URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+            _ = try await session.data(from: server.url("/bytes/10"))
+            #expect(delegate.createdTasks.count == 1)
+            session.finishTasksAndInvalidate()
+        }
+    }
+
+    @Test func prefersIncrementalDeliveryOff_deliversTheBodyInOneCall() async throws {
+        try await withServer { server in
+            let delegate = LegacyDelegate()
+            let task = URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+                .dataTask(with: server.url("/drip/3000?chunk=500&interval=5"))
+            #expect(task.prefersIncrementalDelivery)
+            task.prefersIncrementalDelivery = false
+            task.resume()
+            await delegate.completed.wait()
+            #expect(delegate.calls.filter { $0 == "data" }.count == 1)
+            #expect(delegate.body.count == 3000)
+            #expect(delegate.calls.suffix(3) == ["data", "metrics", "complete"])
+        }
+    }
+
+    @Test func prefersIncrementalDelivery_defaultsToFalseForHandlersAndDownloads() {
+        let session = URLSession(configuration: legacyConfiguration())
+        let url = URL(string: "http://127.0.0.1:1/")!
+        #expect(!session.dataTask(with: url) { _, _, _ in }.prefersIncrementalDelivery)
+        #expect(!session.downloadTask(with: url).prefersIncrementalDelivery)
+        #expect(session.dataTask(with: url).prefersIncrementalDelivery)
+        session.invalidateAndCancel()
+    }
+
+    @Test func asyncDataWithATaskDelegate_reportsTheBodyToIt() async throws {
+        try await withServer { server in
+            let taskDelegate = LegacyDelegate()
+            let session = URLSession(configuration: legacyConfiguration())
+            let (data, _) = try await session.data(from: server.url("/bytes/200000"), delegate: taskDelegate)
+            #expect(data.count == 200_000)
+            #expect(taskDelegate.body == data)
+            // The result comes back to the caller, not to the delegate.
+            #expect(!taskDelegate.calls.contains("complete"))
+            session.finishTasksAndInvalidate()
+        }
+    }
+
+    @Test func asyncDownloadWithATaskDelegate_reportsProgressToIt() async throws {
+        try await withServer { server in
+            let taskDelegate = LegacyDelegate()
+            let session = URLSession(configuration: legacyConfiguration())
+            let (file, _) = try await session.download(from: server.url("/bytes/300000"), delegate: taskDelegate)
+            defer { try? FileManager.default.removeItem(at: file) }
+            #expect(taskDelegate.calls.contains("write"))
+            #expect(!taskDelegate.calls.contains("finishDownloading"))
+            #expect(try Data(contentsOf: file).count == 300_000)
+            session.finishTasksAndInvalidate()
+        }
+    }
+
+    @Test func completionHandlerTask_withASessionDelegate_getsNoDataCalls() async throws {
+        try await withServer { server in
+            let delegate = LegacyDelegate()
+            let result = HandlerResult<Data>()
+            URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+                .dataTask(with: server.url("/bytes/5000")) { result.set($0, $1, $2) }.resume()
+            let (data, _, _) = await result.value()
+            #expect(data?.count == 5000)
+            #expect(!delegate.calls.contains("data"))
+            #expect(!delegate.calls.contains("complete"))
+        }
+    }
+}
