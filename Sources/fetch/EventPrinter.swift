@@ -31,6 +31,8 @@ struct EventPrinter {
             return "downloadProgress: \(progress.totalBytes) of \(progress.totalBytesExpected)"
         case .downloaded(let url):
             return "downloaded: \(url.path)"
+        case .informationalResponse(let response):
+            return "informational: \(response.statusCode)"
         case .response(let response, _):
             let length = response.expectedContentLength >= 0 ? "\(response.expectedContentLength) bytes" : "length unknown"
             return "response: \(response.statusCode), \(length)"

@@ -100,3 +100,37 @@ import Testing
         return task.state == .completed
     }
 }
+
+/// 1xx responses other than 101 reach an events consumer before the final one.
+@Suite struct InformationalResponseTests {
+    @Test func earlyHints_comeAsAnEventBeforeTheResponse() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let task = session.dataTask(with: server.url("/status/103"))
+            task.resume()
+            var hints: [HTTPURLResponse] = []
+            var kinds: [String] = []
+            for try await event in task.events {
+                switch event {
+                case .informationalResponse(let response):
+                    hints.append(response)
+                    kinds.append("informational")
+                case .response(let response, _): kinds.append("response \(response.statusCode)")
+                default: break
+                }
+            }
+            #expect(kinds == ["informational", "response 200"])
+            #expect(hints.first?.statusCode == 103)
+            #expect(hints.first?.value(forHTTPHeaderField: "Link") == "</style.css>; rel=preload; as=style")
+        }
+    }
+
+    @Test func earlyHints_doNotDisturbACollectedBody() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let (data, response) = try await session.data(from: server.url("/status/103"))
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(String(decoding: data, as: UTF8.self) == "status 103")
+        }
+    }
+}

@@ -32,6 +32,21 @@ import Testing
         #expect(pipeline.state == .running)
     }
 
+    @Test func cancelDeliveredResponse_afterAFailedEnd_dropsTheQueuedBody() {
+        var pipeline = runningPipeline(high: 10_000)
+        _ = pipeline.receivedResponse(response(), decision: ResponseDecision())
+        _ = pipeline.receivedBody(count: 5) { Data(count: 5) }
+        _ = pipeline.finish(error: URLError(.networkConnectionLost), metrics: nil)
+        guard case .deliver(.response, _)? = pipeline.nextIfReady() else { Issue.record("expected the response"); return }
+        let dropped = pipeline.cancelDeliveredResponse(error: URLError(.cancelled))
+        #expect(dropped?.count == 1)
+        guard case .failStream(let error)? = pipeline.nextIfReady() else {
+            Issue.record("a body chunk reached the consumer after cancel")
+            return
+        }
+        #expect(error.code == .cancelled)
+    }
+
     @Test func suspend_beforeStart_doesNothing() {
         var pipeline = TaskPipeline(highWatermark: 10, lowWatermark: 1)
         #expect(pipeline.suspend() == .none)
@@ -129,7 +144,7 @@ import Testing
         var kinds: [String] = []
         loop: while true {
             switch pipeline.next() {
-            case .deliver(.response, _): kinds.append("response")
+            case .deliver(.response, _), .deliver(.informationalResponse, _): kinds.append("response")
             case .deliver(.data, _): kinds.append("data")
             case .deliver(.metrics, _): kinds.append("metrics")
             case .deliver(.redirect, _), .deliver(.challenge, _), .deliver(.needBodyStream, _): kinds.append("decision")

@@ -24,15 +24,23 @@ import Testing
         #expect(heads.first?.fields.last?.value == "spaced")
     }
 
-    @Test func interimResponses_areSkipped() {
+    @Test func interimResponses_areInformationalHeads_beforeTheFinalOne() {
         var parser = ResponseHeadParser()
         let heads = feed(&parser, [
             "HTTP/1.1 100 Continue\r\n", "\r\n",
             "HTTP/1.1 103 Early Hints\r\n", "Link: </a>\r\n", "\r\n",
             "HTTP/1.1 201 Created\r\n", "\r\n",
         ])
-        #expect(heads.map(\.statusCode) == [201])
-        #expect(heads.first?.fields.isEmpty == true)
+        #expect(heads.map(\.statusCode) == [100, 103, 201])
+        #expect(heads.map(\.isInformational) == [true, true, false])
+        #expect(heads[1].fields.map(\.value) == ["</a>"])
+        #expect(heads[2].fields.isEmpty)
+    }
+
+    @Test func switchingProtocols_isNoInformationalHead() {
+        var parser = ResponseHeadParser()
+        let heads = feed(&parser, ["HTTP/1.1 101 Switching Protocols\r\n", "Upgrade: websocket\r\n", "\r\n"])
+        #expect(heads.isEmpty)
     }
 
     @Test func severalLinesInOneCall_areSplit() {

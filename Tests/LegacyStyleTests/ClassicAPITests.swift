@@ -95,3 +95,17 @@ import URLSessionCompat
         }
     }
 }
+
+@Suite struct InformationalDelegateTests {
+    @Test func earlyHints_reachTheDelegateBeforeTheResponse() async throws {
+        try await withServer { server in
+            let delegate = LegacyDelegate()
+            URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+                .dataTask(with: server.url("/status/103")).resume()
+            await delegate.completed.wait()
+            #expect(delegate.informationalStatuses == [103])
+            let calls = delegate.calls.filter { $0 != "data" }
+            #expect(calls == ["create", "informational 103", "response", "metrics", "complete"], "\(calls)")
+        }
+    }
+}

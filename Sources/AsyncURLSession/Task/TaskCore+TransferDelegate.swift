@@ -29,4 +29,20 @@ extension TaskCore: TransferDelegate {
     func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
         hopDidComplete(outcome, id: id)
     }
+
+    /// A 1xx (103 Early Hints, ...) before the final response: an event for
+    /// an events consumer; nobody else asks for it, so nothing is built then.
+    func transferDidReceiveInformationalHead(_ head: consuming ResponseHead, of id: TransferID) {
+        let url = guarded.withLock { guarded -> URL? in
+            guard guarded.transferID == id, guarded.pipeline.consumer == .events else { return nil }
+            return guarded.hop.request.url
+        }
+        // Built outside the lock: Foundation's response is the slow part.
+        guard let url, let response = ResponseSource(head: head, url: url).response else { return }
+        let wake = guarded.withLock { guarded -> Wake? in
+            guard guarded.transferID == id else { return nil }
+            return Self.wake(for: guarded.pipeline.offer(.informationalResponse(response)), in: &guarded)
+        }
+        wake?.run(by: self)
+    }
 }

@@ -515,7 +515,7 @@ extension TaskEvent {
         case .challenge(let decision): return .challenge(decision)
         case .response(_, let decision): return .response(decision)
         case .needBodyStream(let decision): return .bodyStream(decision)
-        case .data, .metrics, .uploadProgress, .downloadProgress, .downloaded, .resumed: return nil
+        case .data, .metrics, .uploadProgress, .downloadProgress, .downloaded, .resumed, .informationalResponse: return nil
         }
     }
 }

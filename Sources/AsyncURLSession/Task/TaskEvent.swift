@@ -35,6 +35,10 @@ public enum TaskEvent: Sendable {
     /// The finished download's file. It exists until you pull the next event,
     /// and is deleted then unless you moved it.
     case downloaded(URL)
+    /// An informational (1xx) response other than 101, such as 103 Early
+    /// Hints: the final `response` still follows. Only an events consumer
+    /// gets it.
+    case informationalResponse(HTTPURLResponse)
     /// The final response head (never a 1xx), before any `data`. The decision
     /// lets you cancel (default: allow).
     case response(HTTPURLResponse, ResponseDecision)

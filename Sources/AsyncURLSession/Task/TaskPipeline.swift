@@ -166,7 +166,9 @@ struct TaskPipeline {
     /// this does not apply (then an ordinary `cancel` does). Returns the
     /// events dropped, to be released after the lock (see `CancelAction`).
     mutating func cancelDeliveredResponse(error: URLError) -> [TaskEvent]? {
-        guard lifecycle == .finished, case .success = end, consumer == .events, !consumerWaiting else { return nil }
+        // Whether the transfer ended well or not, nothing queued behind the
+        // response may reach the consumer after it said cancel.
+        guard lifecycle == .finished, consumer == .events, !consumerWaiting else { return nil }
         let dropped = queue.takeAll()
         end = .failure(error)
         if let metrics { _ = enqueue(.metrics(metrics)) }

@@ -5,8 +5,10 @@ import Glibc
 ///
 /// libcurl calls the header callback once per line for every block it reads:
 /// 1xx interim responses, the final response, and trailers after the body.
-/// Only a block that starts with a status line and whose status is not 1xx
-/// is a response head; trailer lines (no status line first) are ignored.
+/// A block that starts with a status line is a response head: a final one,
+/// or an informational one (1xx other than 101, whose protocol switch libcurl
+/// handles), which a final one follows. Trailer lines (no status line first)
+/// are ignored.
 /// After a header pause libcurl may pass several lines in one call, so a call's
 /// bytes are split on LF.
 struct ResponseHeadParser {
@@ -36,7 +38,10 @@ struct ResponseHeadParser {
         return taken
     }
 
-    /// Feeds one callback's bytes. Returns a head when a final block ended.
+    /// Feeds one callback's bytes. Returns a head when a block ended: a
+    /// final one, or an informational one (`ResponseHead.isInformational`).
+    /// libcurl calls once per line, so a call ends at most one block, except
+    /// after a header pause, which the engine never asks for.
     ///
     /// The loop carries no `ResponseHead?`: kept in a local, the optimiser
     /// copied that 58-byte value through the stack on every byte scanned,
@@ -124,7 +129,16 @@ struct ResponseHeadParser {
     private mutating func endOfBlock() {
         guard let code = statusCode else { return }
         statusCode = nil
-        if (100..<200).contains(code) { return }  // interim response: a final one follows
+        if (100..<200).contains(code) {
+            // Interim: a final response follows. Its fields are copied, not
+            // handed out, so the handle's kept head buffers stay the final
+            // head's (1xx responses are rare).
+            guard code != 101 else { return }
+            completed = ResponseHead(
+                statusCode: code, httpVersion: httpVersion, fields: buffers.scratch, contentLength: nil,
+                hasContentEncoding: false, contentTypeIsMultipart: false)
+            return
+        }
         completed = ResponseHead(
             statusCode: code, httpVersion: httpVersion, fields: buffers.fieldsToHandOut(), contentLength: contentLength,
             hasContentEncoding: hasContentEncoding, contentTypeIsMultipart: contentTypeIsMultipart)

@@ -348,6 +348,10 @@ final class Transfer {
             }
             return bytes.count
         }
+        if head.isInformational {
+            delegate.transferDidReceiveInformationalHead(head, of: id)
+            return bytes.count
+        }
         self.head = HeadSummary(head)
         delegate.transferDidReceiveHead(head, of: id)
         return bytes.count

@@ -11,7 +11,8 @@ package enum BodyVerdict: Sendable {
     case abort(URLError)
 }
 
-/// The status line and header fields of a final (non-1xx) response.
+/// The status line and header fields of a response: the final one, or an
+/// informational (1xx) one before it.
 package struct ResponseHead: Sendable {
     package var statusCode: Int
     /// "HTTP/1.1", "HTTP/2", ...
@@ -26,6 +27,9 @@ package struct ResponseHead: Sendable {
     /// case ignored). Found while parsing, so that telling the rare
     /// multipart/x-mixed-replace response apart makes no String for the others.
     package var contentTypeIsMultipart = false
+
+    /// A 1xx response (not 101): a final response follows it.
+    package var isInformational: Bool { statusCode < 200 }
 }
 
 /// How a transfer ended.
@@ -49,4 +53,11 @@ package protocol TransferDelegate: AnyObject, Sendable {
     func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID)
     /// Called exactly once per started transfer, last.
     func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID)
+    /// An informational (1xx, not 101) response before the final one, such
+    /// as 103 Early Hints.
+    func transferDidReceiveInformationalHead(_ head: consuming ResponseHead, of id: TransferID)
+}
+
+extension TransferDelegate {
+    package func transferDidReceiveInformationalHead(_ head: consuming ResponseHead, of id: TransferID) {}
 }

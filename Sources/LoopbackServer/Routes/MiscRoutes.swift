@@ -5,7 +5,8 @@ import NIOHTTP1
 enum MiscRoutes {
     /// ANY /status/CODE: that status with body "status CODE".
     ///
-    /// 1xx codes cannot end an exchange: the 1xx is sent as an interim response (no body),
+    /// 1xx codes cannot end an exchange: the 1xx is sent as an interim response (no body; a
+    /// 103 with a Link header),
     /// followed by a final 200 with body "status CODE". 101 would switch protocols: over
     /// HTTP/1 only the 101 head is sent and the connection closed; over HTTP/2 (no 101 there)
     /// the stream is reset. 204 and 304 have no body.
@@ -17,7 +18,10 @@ enum MiscRoutes {
             guard request.transport == .http1 else { return .reset }
             return .headThenClose(HTTPResponseHead(version: .http1_1, status: status))
         case 100..<200:
-            return .interim(HTTPResponseHead(version: .http1_1, status: status), then: .text(.ok, "status \(code)"))
+            // 103 Early Hints carries what it hints at, as a real server's does.
+            let hints: HTTPHeaders = code == 103 ? ["Link": "</style.css>; rel=preload; as=style"] : [:]
+            return .interim(
+                HTTPResponseHead(version: .http1_1, status: status, headers: hints), then: .text(.ok, "status \(code)"))
         case 204, 304:
             return .fixed(HTTPResponseHead(version: .http1_1, status: status), body: ByteBuffer())
         default:

@@ -39,6 +39,10 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64)
 
+    /// An informational (1xx) response other than 101, such as 103 Early
+    /// Hints; the final response follows as usual.
+    func urlSession(_ session: URLSession, task: URLSessionTask, didReceiveInformationalResponse response: HTTPURLResponse)
+
     /// Once per task, after every other call for it.
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
 
@@ -78,6 +82,12 @@ extension URLSessionTaskDelegate {
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64
+    ) {
+        DefaultImplementationMarker.raise()
+    }
+
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceiveInformationalResponse response: HTTPURLResponse
     ) {
         DefaultImplementationMarker.raise()
     }

@@ -34,6 +34,8 @@ func record(_ task: SessionTask) async -> RecordedEvents {
     do {
         for try await event in task.events {
             switch event {
+            case .informationalResponse(let response):
+                recorded.kinds.append("informational \(response.statusCode)")
             case .response(let response, _):
                 recorded.kinds.append("response")
                 recorded.response = response
