@@ -109,3 +109,19 @@ import URLSessionCompat
         }
     }
 }
+
+@Suite struct AsyncBytesTextTests {
+    @Test func classicBytes_haveLines() async throws {
+        try await withServer { server in
+            var request = URLRequest(url: server.url("/echo-body"))
+            request.httpMethod = "POST"
+            request.httpBody = Data("one\ntwo\r\nthree".utf8)
+            let session = URLSession(configuration: legacyConfiguration())
+            let (bytes, _) = try await session.bytes(for: request)
+            var lines: [String] = []
+            for try await line in bytes.lines { lines.append(line) }
+            #expect(lines == ["one", "two", "three"])
+            session.finishTasksAndInvalidate()
+        }
+    }
+}

@@ -4,7 +4,8 @@ import FoundationNetworking
 #endif
 
 /// A response body as an asynchronous sequence of bytes, as
-/// `URLSession.AsyncBytes`. Iterate it once.
+/// `URLSession.AsyncBytes`. Iterate it once. `lines`, `characters` and
+/// `unicodeScalars` read it as text, as on Apple's platforms.
 public struct AsyncBytes: AsyncSequence, Sendable {
     public typealias Element = UInt8
     public typealias Failure = any Error
@@ -26,29 +27,25 @@ public struct AsyncBytes: AsyncSequence, Sendable {
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        let task: SessionTask
-        private let watch: IterationWatch
+        private var chunks: BodyChunkIterator
         private var chunk = Data()
         private var index = 0
 
         init(task: SessionTask) {
-            self.task = task
-            watch = IterationWatch(task: task)
+            chunks = BodyChunkIterator(task: task)
         }
 
+        /// A byte of the chunk at hand is returned without suspending; only
+        /// the first byte of each chunk waits for the task.
         public mutating func next() async throws -> UInt8? {
             if index < chunk.count {
                 defer { index += 1 }
                 return chunk[chunk.startIndex + index]
             }
-            while let event = try await task.core.nextEvent() {
-                if case .data(let data) = event, !data.isEmpty {
-                    chunk = data
-                    index = 1
-                    return data[data.startIndex]
-                }
-            }
-            return nil
+            guard let data = try await chunks.next() else { return nil }
+            chunk = data
+            index = 1
+            return data[data.startIndex]
         }
     }
 }
