@@ -8,11 +8,17 @@ extension LoopbackServer {
         public var http2: Bool
         /// Which certificate to generate, for TLS failure tests.
         public var certificate: CertificateKind
+        /// With `tls`: speak TLS 1.2 at most (default: up to 1.3), for tests
+        /// of a client's TLS version bounds.
+        public var tls12Only: Bool
 
-        public init(tls: Bool = false, http2: Bool = true, certificate: CertificateKind = .valid) {
+        public init(
+            tls: Bool = false, http2: Bool = true, certificate: CertificateKind = .valid, tls12Only: Bool = false
+        ) {
             self.tls = tls
             self.http2 = http2
             self.certificate = certificate
+            self.tls12Only = tls12Only
         }
     }
 

@@ -125,3 +125,68 @@ import URLSessionCompat
         }
     }
 }
+
+/// Every property of Apple's configuration is there (legacy code compiles),
+/// kept, and copied with the configuration; the TLS bounds are enforced.
+@Suite struct ConfigurationPropertyTests {
+    @Test func applesProperties_areKeptAndCopied() throws {
+        let configuration = URLSessionConfiguration.default
+        configuration.shouldUseExtendedBackgroundIdleMode = true
+        configuration.sharedContainerIdentifier = "group.example"
+        configuration.multipathServiceType = .handover
+        configuration.allowsUltraConstrainedNetworkAccess = false
+        configuration.requiresDNSSECValidation = true
+        configuration.sessionSendsLaunchEvents = false
+        configuration.usesClassicLoadingMode = false
+        configuration.enablesEarlyData = true
+        configuration.protocolClasses = []
+        configuration.tlsMinimumSupportedProtocolVersion = .TLSv13
+        let copy = try #require(configuration.copy() as? URLSessionConfiguration)
+        #expect(copy.shouldUseExtendedBackgroundIdleMode)
+        #expect(copy.sharedContainerIdentifier == "group.example")
+        #expect(copy.multipathServiceType == .handover)
+        #expect(!copy.allowsUltraConstrainedNetworkAccess)
+        #expect(copy.requiresDNSSECValidation)
+        #expect(!copy.sessionSendsLaunchEvents)
+        #expect(!copy.usesClassicLoadingMode)
+        #expect(copy.enablesEarlyData)
+        #expect(copy.protocolClasses?.isEmpty == true)
+        #expect(copy.tlsMinimumSupportedProtocolVersion == .TLSv13)
+        #expect(URLSessionConfiguration.ephemeral.tlsMinimumSupportedProtocolVersion == .TLSv12)
+        #expect(URLSessionConfiguration.ephemeral.tlsMaximumSupportedProtocolVersion == .TLSv13)
+    }
+
+    private func fetch(_ server: LoopbackServer, _ configure: (URLSessionConfiguration) -> Void) async -> (any Error)? {
+        let configuration = legacyConfiguration()
+        configuration.tlsTrustRootsPEM = server.certificatePEM
+        configure(configuration)
+        let result = HandlerResult<Data>()
+        URLSession(configuration: configuration).dataTask(with: server.url("/bytes/10")) { result.set($0, $1, $2) }.resume()
+        return await result.value().2
+    }
+
+    @Test func tlsMinimumAboveWhatTheServerSpeaks_failsTheHandshake() async throws {
+        try await withServer(.init(tls: true, tls12Only: true)) { server in
+            let error = await fetch(server) { $0.tlsMinimumSupportedProtocolVersion = .TLSv13 }
+            #expect((error as? URLError)?.code == .secureConnectionFailed)
+            #expect(await fetch(server) { _ in } == nil)
+        }
+    }
+
+    @Test func tlsMaximumBelowWhatTheServerPrefers_stillConnects() async throws {
+        try await withServer(.init(tls: true)) { server in
+            #expect(await fetch(server) { $0.tlsMaximumSupportedProtocolVersion = .TLSv12 } == nil)
+        }
+    }
+
+    @Test func tlsMinimumAboveMaximum_failsWithAClearError() async throws {
+        try await withServer(.init(tls: true)) { server in
+            let error = await fetch(server) {
+                $0.tlsMinimumSupportedProtocolVersion = .TLSv13
+                $0.tlsMaximumSupportedProtocolVersion = .TLSv12
+            }
+            #expect((error as? URLError)?.code == .secureConnectionFailed)
+            #expect((error as? URLError)?.localizedDescription.contains("tlsMinimumSupportedVersion") == true)
+        }
+    }
+}

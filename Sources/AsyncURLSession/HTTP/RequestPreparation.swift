@@ -78,6 +78,18 @@ enum RequestPreparation {
             headers.append((name: name, value: value))
         }
 
+        let tlsVersions = TLSVersionBounds(
+            minimum: configuration.tlsMinimumSupportedVersion.flatMap { TLSVersionBounds.Version(rawValue: $0.rawValue) },
+            maximum: configuration.tlsMaximumSupportedVersion.flatMap { TLSVersionBounds.Version(rawValue: $0.rawValue) })
+        if let minimum = tlsVersions.minimum, let maximum = tlsVersions.maximum, minimum > maximum,
+            urlString.hasPrefixIgnoringASCIICase("https:")
+        {
+            return .failure(URLError.make(
+                .secureConnectionFailed, url: urlString,
+                reason: "The configuration's minimum TLS version is above its maximum: "
+                    + "set tlsMinimumSupportedVersion at or below tlsMaximumSupportedVersion."))
+        }
+
         let idle = request.timeoutInterval != defaultRequestTimeout
             ? request.timeoutInterval : configuration.timeoutIntervalForRequest
         return .success(TransferRequest(
@@ -88,6 +100,7 @@ enum RequestPreparation {
             idleTimeout: idle,
             resourceTimeout: configuration.timeoutIntervalForResource,
             trustRootsPEM: configuration.tlsTrustRootsPEM,
+            tlsVersions: tlsVersions,
             acceptEncoding: acceptEncoding,
             userAgent: hasUserAgent ? nil : "AsyncURLSession",
             authentication: credential.flatMap(authentication(for:))))

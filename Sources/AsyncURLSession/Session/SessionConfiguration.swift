@@ -55,6 +55,12 @@ public struct SessionConfiguration: Sendable {
     /// CAs and test servers. Verification stays on: hosts must still match.
     public var tlsTrustRootsPEM: Data?
 
+    /// The lowest and highest TLS versions an https connection may use; nil
+    /// leaves OpenSSL's bound (on Debian 12: TLS 1.2 to 1.3). A minimum above
+    /// the maximum fails every https task with a clear error.
+    public var tlsMinimumSupportedVersion: TLSVersion?
+    public var tlsMaximumSupportedVersion: TLSVersion?
+
     /// The largest body `data(for:)` collects in memory before it fails with
     /// `URLError(.dataLengthExceedsMaximum)`. Stream `events` or use `bytes(for:)`
     /// for bigger bodies.
@@ -70,4 +76,11 @@ public struct SessionConfiguration: Sendable {
     public init(kind: Kind = .default) {
         self.kind = kind
     }
+}
+
+/// A TLS protocol version, for `SessionConfiguration`'s TLS bounds.
+public enum TLSVersion: Int, Sendable, Comparable, CaseIterable {
+    case v1_0, v1_1, v1_2, v1_3
+
+    public static func < (lhs: TLSVersion, rhs: TLSVersion) -> Bool { lhs.rawValue < rhs.rawValue }
 }

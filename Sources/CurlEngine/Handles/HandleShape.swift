@@ -1,7 +1,8 @@
 import Foundation
 
 /// The options a transfer sets on its easy handle that are the same for every
-/// transfer of that kind: method, body or not, encodings, timeouts, trust.
+/// transfer of that kind: method, body or not, encodings, timeouts, trust,
+/// TLS versions.
 ///
 /// Why: `curl_easy_reset` and a full set of options per request cost about a
 /// dozen allocations (libcurl copies every string option, frees its receive
@@ -26,6 +27,7 @@ final class HandleShape {
     let idleTimeout: Double
     let resourceTimeout: Double
     let trustRootsPEM: Data?
+    let tlsVersions: TLSVersionBounds
 
     /// Nil for a request whose handle must always start from a reset.
     init?(_ request: TransferRequest) {
@@ -38,6 +40,7 @@ final class HandleShape {
         idleTimeout = request.idleTimeout
         resourceTimeout = request.resourceTimeout
         trustRootsPEM = request.trustRootsPEM
+        tlsVersions = request.tlsVersions
     }
 
     /// Whether a handle of this shape holds every shape option `request` needs.
@@ -46,6 +49,7 @@ final class HandleShape {
             && usesTLS == Self.usesTLS(request) && acceptEncoding == request.acceptEncoding
             && userAgent == request.userAgent && idleTimeout == request.idleTimeout
             && resourceTimeout == request.resourceTimeout && trustRootsPEM == request.trustRootsPEM
+            && tlsVersions == request.tlsVersions
     }
 
     /// False for a request whose handle must always start from a reset.

@@ -235,6 +235,9 @@ final class Transfer {
         if request.idleTimeout > 0, request.idleTimeout.isFinite {
             check(handle.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.idleTimeout)))
         }
+        if !request.tlsVersions.isDefault {
+            check(handle.set(CURLOPT_SSLVERSION, request.tlsVersions.curlValue))
+        }
         if let roots = request.trustRootsPEM {
             check(handle.set(CURLOPT_CAINFO_BLOB, blob: roots))
             check(handle.set(CURLOPT_CAPATH, nil as String?))

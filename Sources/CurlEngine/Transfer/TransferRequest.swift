@@ -47,6 +47,8 @@ package final class TransferRequest: Sendable {
     package let resourceTimeout: Double
     /// PEM certificates trusted instead of the system bundle, if set.
     package let trustRootsPEM: Data?
+    /// The TLS versions an https transfer may negotiate.
+    package let tlsVersions: TLSVersionBounds
     /// The value for Accept-Encoding that libcurl both sends and decodes;
     /// "" means every encoding libcurl supports.
     package let acceptEncoding: String?
@@ -65,6 +67,7 @@ package final class TransferRequest: Sendable {
         idleTimeout: Double,
         resourceTimeout: Double,
         trustRootsPEM: Data?,
+        tlsVersions: TLSVersionBounds = TLSVersionBounds(),
         acceptEncoding: String?,
         userAgent: String? = nil,
         authentication: Authentication? = nil
@@ -76,6 +79,7 @@ package final class TransferRequest: Sendable {
         self.idleTimeout = idleTimeout
         self.resourceTimeout = resourceTimeout
         self.trustRootsPEM = trustRootsPEM
+        self.tlsVersions = tlsVersions
         self.acceptEncoding = acceptEncoding
         self.userAgent = userAgent
         self.authentication = authentication

@@ -18,6 +18,7 @@ struct TLSSetup: Sendable {
             privateKey: .privateKey(key)
         )
         configuration.applicationProtocols = options.http2 ? ["h2", "http/1.1"] : ["http/1.1"]
+        if options.tls12Only { configuration.maximumTLSVersion = .tlsv12 }
         // NIOSSL waits this long for the client's close_notify when the server closes. Clients
         // that just drop idle connections would otherwise hold shutdown() for the default 5 s.
         configuration.shutdownTimeout = .milliseconds(200)

@@ -14,8 +14,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     // @unchecked: every stored property lives in `storage`, behind a lock.
     private let storage: Mutex<Storage>
 
-    // @unchecked: besides Sendable values it holds `Any` dictionaries and
-    // Foundation stores (URLCache, HTTPCookieStorage) that are not Sendable.
+    // @unchecked: besides Sendable values it holds `Any` dictionaries,
+    // protocol class lists and Foundation stores (URLCache,
+    // HTTPCookieStorage) that are not Sendable.
     // They are only read or replaced under the lock, never mutated through
     // the configuration; the stores themselves are thread-safe classes.
     struct Storage: @unchecked Sendable {
@@ -36,6 +37,15 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var urlCredentialStorage: URLCredentialStorage?
         var urlCache: URLCache?
         var httpAdditionalHeaders: [AnyHashable: Any]?
+        var sharedContainerIdentifier: String?
+        var protocolClasses: [AnyClass]?
+        var multipathServiceType: MultipathServiceType = .none
+        var allowsUltraConstrainedNetworkAccess = true
+        var requiresDNSSECValidation = false
+        var sessionSendsLaunchEvents = true
+        var shouldUseExtendedBackgroundIdleMode = false
+        var usesClassicLoadingMode = true
+        var enablesEarlyData = false
     }
 
     init(core: SessionConfiguration) {
@@ -130,6 +140,19 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     open var urlCredentialStorage: URLCredentialStorage? {
         get { self[\.urlCredentialStorage] }
         set { self[\.urlCredentialStorage] = newValue }
+    }
+
+    /// The lowest TLS version a connection may use (default `.TLSv12`, as
+    /// Apple). DTLS versions do not apply to HTTP and are ignored.
+    open var tlsMinimumSupportedProtocolVersion: tls_protocol_version_t {
+        get { tls_protocol_version_t(self[\.core.tlsMinimumSupportedVersion]) ?? .TLSv12 }
+        set { self[\.core.tlsMinimumSupportedVersion] = newValue.tlsVersion }
+    }
+
+    /// The highest TLS version a connection may use (default `.TLSv13`).
+    open var tlsMaximumSupportedProtocolVersion: tls_protocol_version_t {
+        get { tls_protocol_version_t(self[\.core.tlsMaximumSupportedVersion]) ?? .TLSv13 }
+        set { self[\.core.tlsMaximumSupportedVersion] = newValue.tlsVersion }
     }
 
     // MARK: - Extensions of this library (not in Apple's API)
@@ -239,5 +262,101 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     open var isDiscretionary: Bool {
         get { self[\.isDiscretionary] }
         set { self[\.isDiscretionary] = newValue }
+    }
+
+    /// App group containers are an Apple platform notion.
+    open var sharedContainerIdentifier: String? {
+        get { self[\.sharedContainerIdentifier] }
+        set { self[\.sharedContainerIdentifier] = newValue }
+    }
+
+    /// Kept, not consulted yet: `URLProtocol` classes do not serve requests
+    /// in this adapter so far; every request goes to the network.
+    open var protocolClasses: [AnyClass]? {
+        get { self[\.protocolClasses] }
+        set { self[\.protocolClasses] = newValue }
+    }
+
+    /// Multipath TCP is an iOS notion; connections use one path.
+    open var multipathServiceType: MultipathServiceType {
+        get { self[\.multipathServiceType] }
+        set { self[\.multipathServiceType] = newValue }
+    }
+
+    open var allowsUltraConstrainedNetworkAccess: Bool {
+        get { self[\.allowsUltraConstrainedNetworkAccess] }
+        set { self[\.allowsUltraConstrainedNetworkAccess] = newValue }
+    }
+
+    /// Names are resolved by the system resolver, which does not report
+    /// DNSSEC validation: setting this changes nothing.
+    open var requiresDNSSECValidation: Bool {
+        get { self[\.requiresDNSSECValidation] }
+        set { self[\.requiresDNSSECValidation] = newValue }
+    }
+
+    /// No program is launched for a session's events on Linux.
+    open var sessionSendsLaunchEvents: Bool {
+        get { self[\.sessionSendsLaunchEvents] }
+        set { self[\.sessionSendsLaunchEvents] = newValue }
+    }
+
+    /// Deprecated by Apple ("not supported"); kept so that code compiles.
+    open var shouldUseExtendedBackgroundIdleMode: Bool {
+        get { self[\.shouldUseExtendedBackgroundIdleMode] }
+        set { self[\.shouldUseExtendedBackgroundIdleMode] = newValue }
+    }
+
+    /// Apple's switch between its classic and newer loading engines; there
+    /// is one engine here.
+    open var usesClassicLoadingMode: Bool {
+        get { self[\.usesClassicLoadingMode] }
+        set { self[\.usesClassicLoadingMode] = newValue }
+    }
+
+    /// TLS 1.3 early data is not sent: libcurl 7.88 has no option for it.
+    open var enablesEarlyData: Bool {
+        get { self[\.enablesEarlyData] }
+        set { self[\.enablesEarlyData] = newValue }
+    }
+
+    /// Apple's multipath TCP modes (no effect here).
+    public enum MultipathServiceType: Int, Sendable {
+        case none = 0
+        case handover = 1
+        case interactive = 2
+        case aggregate = 3
+    }
+}
+
+/// TLS protocol versions under Apple's names (Security's `tls_protocol_version_t`),
+/// for `tlsMinimumSupportedProtocolVersion` and `tlsMaximumSupportedProtocolVersion`.
+public enum tls_protocol_version_t: UInt16, Sendable {
+    case TLSv10 = 0x0301
+    case TLSv11 = 0x0302
+    case TLSv12 = 0x0303
+    case TLSv13 = 0x0304
+    case DTLSv10 = 0xFEFF
+    case DTLSv12 = 0xFEFD
+
+    /// The core's version; nil for DTLS, which HTTP does not use.
+    var tlsVersion: TLSVersion? {
+        switch self {
+        case .TLSv10: return .v1_0
+        case .TLSv11: return .v1_1
+        case .TLSv12: return .v1_2
+        case .TLSv13: return .v1_3
+        case .DTLSv10, .DTLSv12: return nil
+        }
+    }
+
+    init?(_ version: TLSVersion?) {
+        switch version {
+        case .v1_0?: self = .TLSv10
+        case .v1_1?: self = .TLSv11
+        case .v1_2?: self = .TLSv12
+        case .v1_3?: self = .TLSv13
+        case nil: return nil
+        }
     }
 }
