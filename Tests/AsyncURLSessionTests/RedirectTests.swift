@@ -219,6 +219,11 @@ import Testing
             task.cancel()
             #expect(task.state == .completed)
             _ = decision
+            // The hops so far still report their metrics, just before the end.
+            guard case .metrics(let metrics)? = try await iterator.next() else {
+                Issue.record("expected the metrics before the end"); return
+            }
+            #expect(metrics.transactionMetrics.count == 1)
             await #expect(throws: URLError.self) { _ = try await iterator.next() }
         }
     }

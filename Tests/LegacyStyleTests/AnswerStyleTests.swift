@@ -75,6 +75,34 @@ import URLSessionCompat
         }
     }
 
+    @Test(arguments: AnswerStyle.allCases)
+    func responseAnsweredWithBecomeDownload_finishesAsADownload(style: AnswerStyle) async throws {
+        try await withServer { server in
+            let delegate = LegacyDelegate(style: style, response: .becomeDownload)
+            URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+                .dataTask(with: server.url("/bytes/200000")).resume()
+            await delegate.completed.wait()
+            #expect(delegate.error == nil)
+            #expect(delegate.downloaded?.count == 200_000)
+            #expect(!delegate.calls.contains("data"))
+            let calls = delegate.calls.filter { $0 != "write" }
+            #expect(calls == ["create", "response", "becomeDownload", "finishDownloading", "metrics", "complete"], "\(calls)")
+        }
+    }
+
+    @Test(arguments: AnswerStyle.allCases)
+    func redirectAnsweredWithNil_makesTheRedirectTheResult(style: AnswerStyle) async throws {
+        try await withServer { server in
+            let delegate = StoppingRedirectDelegate(style: style)
+            let result = HandlerResult<Data>()
+            URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+                .dataTask(with: server.url("/redirect/1")) { result.set($0, $1, $2) }.resume()
+            let (_, response, error) = await result.value()
+            #expect(error == nil)
+            #expect((response as? HTTPURLResponse)?.statusCode == 302)
+        }
+    }
+
     @Test func delegateQueueWithSeveralThreads_keepsEachTasksCallsInOrder() async throws {
         try await withServer { server in
             let queue = OperationQueue()
@@ -90,5 +118,21 @@ import URLSessionCompat
                 #expect(calls == ["create", "redirect", "response", "metrics", "complete"], "\(calls)")
             }
         }
+    }
+}
+
+/// Answers every redirect with nil (stop), in one `AnswerStyle`.
+final class StoppingRedirectDelegate: NSObject, URLSessionTaskDelegate, Sendable {
+    let style: AnswerStyle
+
+    init(style: AnswerStyle) {
+        self.style = style
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        style.answer { completionHandler(nil) }
     }
 }

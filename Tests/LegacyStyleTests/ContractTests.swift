@@ -2,6 +2,7 @@ import Foundation
 import LoopbackServer
 import Testing
 import TestSupport
+import Synchronization
 import URLSessionCompat
 
 /// Rules of Apple's classic API that legacy code reads back: error keys,
@@ -159,4 +160,82 @@ import URLSessionCompat
 /// and this project builds without warnings.
 func failingURLString(_ error: URLError) -> String? {
     error.userInfo["NSErrorFailingURLStringKey"] as? String
+}
+
+/// Cancellation in the shapes legacy code produces it.
+@Suite struct CancellationContractTests {
+    @Test func cancelByProducingResumeData_beforeResume_completesTheTaskAndLetsTheSessionInvalidate() async throws {
+        try await withServer { server in
+            let delegate = LegacyDelegate()
+            let session = URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+            let task = session.downloadTask(with: server.url("/bytes/10"))
+            let resumeData = HandlerResult<Data>()
+            task.cancel { resumeData.set($0, nil, nil) }
+            session.finishTasksAndInvalidate()
+            _ = await resumeData.value()
+            await delegate.invalidated.wait()
+            #expect((delegate.error as? URLError)?.code == .cancelled)
+            #expect(delegate.calls.suffix(2) == ["complete", "invalid"])
+        }
+    }
+
+    @Test func cancelWhileARedirectWaitsForItsAnswer_stillReportsMetricsThenCompletion() async throws {
+        try await withServer { server in
+            let delegate = SilentRedirectDelegate()
+            let session = URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+            let task = session.dataTask(with: server.url("/redirect/1"))
+            task.resume()
+            await delegate.asked.wait()
+            task.cancel()
+            await delegate.completed.wait()
+            #expect(delegate.calls == ["redirect", "metrics", "complete"])
+            #expect(delegate.redirectCountInMetrics == 0)
+            #expect(delegate.transactionCount == 1)
+            session.finishTasksAndInvalidate()
+        }
+    }
+
+    @Test func responseAnsweredWithCancel_failsWithApplesCancelledText() async throws {
+        try await withServer { server in
+            let delegate = LegacyDelegate(response: .cancel)
+            URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+                .dataTask(with: server.url("/bytes/10")).resume()
+            await delegate.completed.wait()
+            #expect((delegate.error as? URLError)?.localizedDescription == "cancelled")
+        }
+    }
+}
+
+/// Never answers a redirect (the task is cancelled meanwhile); records the
+/// rest.
+final class SilentRedirectDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    // @unchecked: everything recorded is behind `state`'s lock.
+    let asked = Signal()
+    let completed = Signal()
+    private let state = Mutex<(calls: [String], redirects: Int, transactions: Int)>(([], -1, -1))
+
+    var calls: [String] { state.withLock { $0.calls } }
+    var redirectCountInMetrics: Int { state.withLock { $0.redirects } }
+    var transactionCount: Int { state.withLock { $0.transactions } }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        state.withLock { $0.calls.append("redirect") }
+        asked.fire()
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
+        state.withLock {
+            $0.calls.append("metrics")
+            $0.redirects = metrics.redirectCount
+            $0.transactions = metrics.transactionMetrics.count
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        state.withLock { $0.calls.append("complete") }
+        completed.fire()
+    }
 }

@@ -71,8 +71,8 @@ extension TaskCore {
                     stopAtHeldResponse(held)
                 }
             case .cancel:
-                completeWithTransactions(error: URLError.make(
-                    .cancelled, url: failingURLString, reason: "The authentication challenge was cancelled."))
+                // Apple's description of a cancelled task, as `cancel()`'s.
+                completeWithTransactions(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
             case .rejectProtectionSpace:
                 guarded.withLock { _ = $0.rejectedMethods.insert(method) }
                 offerChallenge(held)

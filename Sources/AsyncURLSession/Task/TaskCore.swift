@@ -222,8 +222,9 @@ final class TaskCore: Sendable {
             if let id {
                 engine.cancel(id, in: context.engineID, error: error)
             } else {
-                // Resumed, but the first hop has not started (it waits for a
-                // body stream): no transfer will report the end.
+                // No transfer runs (a decision is pending between hops, or
+                // the first hop waits for a body stream): nothing will report
+                // the end, so it is reported here, with the hops' metrics.
                 completeWithTransactions(error: error)
             }
         case .finishWithoutTransfer:
@@ -238,7 +239,7 @@ final class TaskCore: Sendable {
     /// `ResponseDecision.cancel()`: as `cancel()`, and also when the body
     /// already arrived whole and only waits in the queue for the consumer.
     func cancelAfterResponse() {
-        let error = URLError.make(.cancelled, url: failingURLString, reason: "The response was cancelled.")
+        let error = URLError.make(.cancelled, url: failingURLString, reason: "cancelled")
         let dropped = guarded.withLock { $0.pipeline.cancelDeliveredResponse(error: error) }
         // Released here, after the lock (see `TaskPipeline.CancelAction`).
         if dropped == nil { cancel() }

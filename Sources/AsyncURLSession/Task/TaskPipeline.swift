@@ -130,10 +130,13 @@ struct TaskPipeline {
     }
 
     enum CancelAction {
-        /// Ask the engine to stop; it reports the end as usual. The events
-        /// nobody will pull are handed out to be released after the lock:
-        /// an unanswered decision among them settles with its default when
-        /// it goes, and settling takes the task's lock.
+        /// Ask the engine to stop; it reports the end as usual. With no
+        /// transfer in flight (between hops, or before the first one while
+        /// a body stream is awaited) nothing will report it: the owner ends
+        /// the task. The events nobody will pull are handed out to be
+        /// released after the lock: an unanswered decision among them
+        /// settles with its default when it goes, and settling takes the
+        /// task's lock.
         case cancelTransfer(dropped: [TaskEvent])
         /// Never started: the task ends here, with this error.
         case finishWithoutTransfer(EndAction)
@@ -145,10 +148,9 @@ struct TaskPipeline {
         case .created:
             return .finishWithoutTransfer(finish(error: error, metrics: nil))
         case .running, .suspended:
-            guard transferInFlight else {
-                // Between hops (a decision pending): nothing to stop.
-                return .finishWithoutTransfer(finish(error: error, metrics: nil))
-            }
+            // Between hops (a decision pending) there is no transfer to stop:
+            // the owner ends the task itself, with the metrics of the hops
+            // so far (`transferInFlight` false, see `CancelAction`).
             lifecycle = .canceling
             cancellation = error
             // Bytes not yet consumed are dropped: cancel takes effect at once

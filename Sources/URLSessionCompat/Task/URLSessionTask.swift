@@ -185,6 +185,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         startDriverOnce()
     }
 
+    /// For `cancel(byProducingResumeData:)`, which lives in a subclass.
+    func startDriverOnceForCancel() { startDriverOnce() }
+
     private func startDriverOnce() {
         let first = guarded.withLock { guarded -> Bool in
             defer { guarded.started = true }
@@ -281,6 +284,8 @@ open class URLSessionDownloadTask: URLSessionTask, @unchecked Sendable {
         Task {
             let data = await core.cancelByProducingResumeData()
             self.abandonPendingAnswer()
+            // A task cancelled before it ever ran still reports its completion.
+            self.startDriverOnceForCancel()
             completionHandler(data)
         }
     }
