@@ -151,6 +151,53 @@ import Testing
         }
     }
 
+    /// Hostile-server finding: the session's own Authorization reached the
+    /// other origin (it was added to every hop).
+    @Test func crossOriginRedirect_dropsTheSessionsSensitiveHeaders() async throws {
+        try await withServer { first in
+            let second = try await LoopbackServer.start()
+            defer { Task { try? await second.shutdown() } }
+            var configuration = testConfiguration()
+            configuration.httpAdditionalHeaders = [
+                "Authorization": "Bearer session-secret", "Cookie": "s=1", "X-Api-Key": "key", "X-Plain": "kept",
+            ]
+            configuration.sensitiveHeaderNames.insert("X-API-KEY")
+            let url = first.url("/cross-origin-redirect?port=\(second.port)")
+            let (data, _) = try await Session(configuration: configuration).data(from: url)
+            let echo = try JSONDecoder().decode(Echo.self, from: data)
+            #expect(echo.value(of: "authorization") == nil)
+            #expect(echo.value(of: "cookie") == nil)
+            #expect(echo.value(of: "x-api-key") == nil)
+            #expect(echo.value(of: "x-plain") == "kept")
+        }
+    }
+
+    @Test func sameOriginRedirect_keepsTheSessionsAuthorization() async throws {
+        try await withServer { server in
+            var configuration = testConfiguration()
+            configuration.httpAdditionalHeaders = ["Authorization": "Bearer session-secret"]
+            let url = server.url("/redirect-to?status=302&location=/echo")
+            let (data, _) = try await Session(configuration: configuration).data(from: url)
+            let echo = try JSONDecoder().decode(Echo.self, from: data)
+            #expect(echo.value(of: "authorization") == "Bearer session-secret")
+        }
+    }
+
+    @Test func requestHeaderMarkedSensitive_doesNotCrossOrigins() async throws {
+        try await withServer { first in
+            let second = try await LoopbackServer.start()
+            defer { Task { try? await second.shutdown() } }
+            var configuration = testConfiguration()
+            configuration.sensitiveHeaderNames = ["X-Token"]
+            #expect(configuration.sensitiveHeaderNames.contains("authorization"), "the defaults stay")
+            var request = URLRequest(url: first.url("/cross-origin-redirect?port=\(second.port)"))
+            request.setValue("t", forHTTPHeaderField: "X-Token")
+            let (data, _) = try await Session(configuration: configuration).data(for: request)
+            let echo = try JSONDecoder().decode(Echo.self, from: data)
+            #expect(echo.value(of: "x-token") == nil)
+        }
+    }
+
     @Test func sameOriginRedirect_keepsAuthorization() async throws {
         try await withServer { server in
             var request = URLRequest(url: server.url("/redirect-to?status=302&location=/echo"))

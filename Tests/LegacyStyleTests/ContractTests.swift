@@ -239,3 +239,23 @@ final class SilentRedirectDelegate: NSObject, URLSessionTaskDelegate, @unchecked
         completed.fire()
     }
 }
+
+@Suite struct CrossOriginTests {
+    @Test func configurationAuthorization_doesNotFollowARedirectToAnotherPort() async throws {
+        try await withServer { first in
+            let second = try await LoopbackServer.start()
+            defer { Task { try? await second.shutdown() } }
+            let configuration = legacyConfiguration()
+            configuration.httpAdditionalHeaders = ["Authorization": "Bearer session-secret"]
+            let result = HandlerResult<Data>()
+            URLSession(configuration: configuration)
+                .dataTask(with: first.url("/cross-origin-redirect?port=\(second.port)")) { result.set($0, $1, $2) }
+                .resume()
+            let (data, _, error) = await result.value()
+            #expect(error == nil)
+            let text = String(decoding: data ?? Data(), as: UTF8.self).lowercased()
+            #expect(text.contains("\"uri\":\"/echo\""))
+            #expect(!text.contains("authorization"), "\(text)")
+        }
+    }
+}

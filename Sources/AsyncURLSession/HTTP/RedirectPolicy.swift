@@ -17,7 +17,12 @@ enum RedirectPolicy {
 
     static let followedStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
-    static func evaluate(response: HTTPURLResponse, request: URLRequest) -> Evaluation {
+    /// - Parameter sensitive: whether a (lowercased) header name must not
+    ///   follow a redirect to another origin.
+    static func evaluate(
+        response: HTTPURLResponse, request: URLRequest,
+        sensitive: (String) -> Bool = { ["authorization", "proxy-authorization", "cookie"].contains($0) }
+    ) -> Evaluation {
         guard followedStatusCodes.contains(response.statusCode),
             let location = response.value(forHTTPHeaderField: "Location")
         else { return .notARedirect }
@@ -45,7 +50,7 @@ enum RedirectPolicy {
             break
         }
         if !sameOrigin(current, next) {
-            for name in ["Authorization", "Proxy-Authorization", "Cookie"] {
+            for name in (proposed.allHTTPHeaderFields ?? [:]).keys where sensitive(name.lowercased()) {
                 proposed.setValue(nil, forHTTPHeaderField: name)
             }
         }
@@ -60,6 +65,12 @@ enum RedirectPolicy {
         for name in ["Content-Type", "Content-Length", "Transfer-Encoding"] {
             request.setValue(nil, forHTTPHeaderField: name)
         }
+    }
+
+    /// As below; a missing URL is no origin, so it matches nothing.
+    static func sameOrigin(_ a: URL?, _ b: URL?) -> Bool {
+        guard let a, let b else { return false }
+        return sameOrigin(a, b)
     }
 
     /// RFC 6454 origin: scheme, host and port (default ports made explicit).

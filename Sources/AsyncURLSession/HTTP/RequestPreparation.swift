@@ -14,9 +14,12 @@ enum RequestPreparation {
     /// URLRequest's default `timeoutInterval`; any other value is the caller's.
     static let defaultRequestTimeout: TimeInterval = 60
 
+    /// - Parameter crossOrigin: this hop goes to another origin than the
+    ///   task's original request (after a redirect): the configuration's
+    ///   sensitive headers (`sensitiveHeaderNames`) are not added to it.
     static func transferRequest(
         for request: URLRequest, configuration: SessionConfiguration, credential: HopCredential? = nil,
-        body: TransferRequest.Body
+        body: TransferRequest.Body, crossOrigin: Bool = false
     ) -> Result<TransferRequest, URLError> {
         guard let url = request.url else {
             return .failure(URLError.make(.badURL, url: nil, reason: "The request has no URL."))
@@ -52,8 +55,12 @@ enum RequestPreparation {
         var seen = Set<String>()
         var fields: [(String, String)] = requestFields.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         for (name, _) in fields { seen.insert(name.lowercased()) }
-        for (name, value) in configuration.httpAdditionalHeaders.sorted(by: { $0.key < $1.key })
-        where !seen.contains(name.lowercased()) {
+        for (name, value) in configuration.httpAdditionalHeaders.sorted(by: { $0.key < $1.key }) {
+            let lowercased = name.lowercased()
+            guard !seen.contains(lowercased) else { continue }
+            // Credentials the session adds are for the origin the task was
+            // made for, never for one a redirect leads to.
+            if crossOrigin, configuration.isSensitiveHeader(lowercased) { continue }
             fields.append((name, value))
         }
 

@@ -19,8 +19,27 @@ public struct SessionConfiguration: Sendable {
 
     public let kind: Kind
 
-    /// Headers added to every request that does not set them itself.
+    /// Headers added to every request that does not set them itself. Those
+    /// named in `sensitiveHeaderNames` are added only to requests for the
+    /// origin a task was made for, never after a redirect to another one.
     public var httpAdditionalHeaders: [String: String] = [:]
+
+    /// Header names (any case) that never follow a redirect to another
+    /// origin (scheme, host or port): not from the request, not from
+    /// `httpAdditionalHeaders`. Authorization, Proxy-Authorization and Cookie
+    /// are always among them; add your own (an API key header, say).
+    public var sensitiveHeaderNames: Set<String> {
+        get { Self.alwaysSensitive.union(extraSensitiveHeaderNames) }
+        set { extraSensitiveHeaderNames = Set(newValue.map { $0.lowercased() }).subtracting(Self.alwaysSensitive) }
+    }
+
+    private var extraSensitiveHeaderNames: Set<String> = []
+    private static let alwaysSensitive: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+
+    /// `lowercasedName` must be lowercased.
+    func isSensitiveHeader(_ lowercasedName: String) -> Bool {
+        Self.alwaysSensitive.contains(lowercasedName) || extraSensitiveHeaderNames.contains(lowercasedName)
+    }
 
     /// Seconds a transfer may go without sending or receiving a byte before
     /// it fails with `URLError(.timedOut)`. A request's own `timeoutInterval`

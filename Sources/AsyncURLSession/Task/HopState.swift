@@ -44,7 +44,9 @@ struct HopState {
         case hold
     }
 
-    mutating func receivedHead(_ source: ResponseSource) -> HeadVerdict {
+    /// - Parameter sensitive: whether a (lowercased) header name must not
+    ///   follow a redirect to another origin (asked only for a redirect).
+    mutating func receivedHead(_ source: ResponseSource, sensitive: (String) -> Bool) -> HeadVerdict {
         held = nil
         let status = source.statusCode
         // Only these statuses can be held back: any other one is delivered
@@ -63,7 +65,9 @@ struct HopState {
             }
             return .deliver(source)
         }
-        if case .redirect(let proposed, let isDowngrade) = RedirectPolicy.evaluate(response: response, request: request) {
+        if case .redirect(let proposed, let isDowngrade) = RedirectPolicy.evaluate(
+            response: response, request: request, sensitive: sensitive)
+        {
             held = Held(response: response, kind: .redirect(proposed: proposed, isDowngrade: isDowngrade))
             return .hold
         }

@@ -112,8 +112,13 @@ extension TaskCore {
 
     /// Starts the engine transfer of a hop whose body is known.
     private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
+        let configuration = context.configuration
+        // Only asked when the session adds headers (most add none): a hop
+        // to another origin than the task's gets none of its sensitive ones.
+        let crossOrigin = !configuration.httpAdditionalHeaders.isEmpty
+            && !RedirectPolicy.sameOrigin(originalRequest.url, request.url)
         let prepared = RequestPreparation.transferRequest(
-            for: request, configuration: context.configuration, credential: credential, body: body)
+            for: request, configuration: configuration, credential: credential, body: body, crossOrigin: crossOrigin)
         guard case .success(let transferRequest) = prepared else {
             if case .stream(let stream, _) = body { stream.finish() }
             if case .failure(let error) = prepared { completeWithTransactions(error: error) }

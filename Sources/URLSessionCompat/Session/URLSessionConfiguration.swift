@@ -177,6 +177,14 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.tlsTrustRootsPEM] = newValue }
     }
 
+    /// Header names that never follow a redirect to another origin, from
+    /// the request or from `httpAdditionalHeaders`. Authorization,
+    /// Proxy-Authorization and Cookie are always among them.
+    public var sensitiveHeaderNames: Set<String> {
+        get { self[\.core.sensitiveHeaderNames] }
+        set { self[\.core.sensitiveHeaderNames] = newValue }
+    }
+
     /// Where download tasks write their files.
     public var downloadDirectory: URL? {
         get { self[\.core.downloadDirectory] }
