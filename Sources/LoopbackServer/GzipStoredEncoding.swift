@@ -36,6 +36,13 @@ enum CRC32 {
         return value
     }
 
+    /// The checksum of `count` zero bytes, without making them.
+    static func checksum(zeros count: Int) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for _ in 0..<count { crc = table[Int(crc & 0xFF)] ^ (crc >> 8) }
+        return ~crc
+    }
+
     static func checksum(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }

@@ -259,3 +259,16 @@ final class SilentRedirectDelegate: NSObject, URLSessionTaskDelegate, @unchecked
         }
     }
 }
+
+@Suite struct DecompressionBombTests {
+    @Test func bomb_failsACompletionHandlerTask() async throws {
+        try await withServer { server in
+            let result = HandlerResult<Data>()
+            URLSession(configuration: legacyConfiguration())
+                .dataTask(with: server.url("/gzip-bomb/\(256 << 20)")) { result.set($0, $1, $2) }.resume()
+            let (data, _, error) = await result.value()
+            #expect(data == nil)
+            #expect((error as? URLError)?.code == .cannotDecodeContentData)
+        }
+    }
+}

@@ -108,6 +108,11 @@ enum RequestPreparation {
             resourceTimeout: configuration.timeoutIntervalForResource,
             trustRootsPEM: configuration.tlsTrustRootsPEM,
             tlsVersions: tlsVersions,
+            decompressionLimit: configuration.maximumDecompressionRatio > 0
+                ? DecompressionLimit(
+                    ratio: configuration.maximumDecompressionRatio,
+                    floor: Int64(max(0, configuration.decompressionLimitFloor)))
+                : nil,
             acceptEncoding: acceptEncoding,
             userAgent: hasUserAgent ? nil : "AsyncURLSession",
             authentication: credential.flatMap(authentication(for:))))

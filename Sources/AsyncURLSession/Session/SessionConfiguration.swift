@@ -80,6 +80,15 @@ public struct SessionConfiguration: Sendable {
     public var tlsMinimumSupportedVersion: TLSVersion?
     public var tlsMaximumSupportedVersion: TLSVersion?
 
+    /// How many times the bytes received a compressed body (gzip, deflate,
+    /// br, zstd) may decode to, once it has decoded to more than
+    /// `decompressionLimitFloor` bytes; past that the task fails with
+    /// `URLError(.cannotDecodeContentData)`, as a decompression bomb. For
+    /// every kind of task and consumer. 0 turns the check off.
+    public var maximumDecompressionRatio: Int = 100
+    /// Decoded bytes any compressed body may reach before the ratio applies.
+    public var decompressionLimitFloor: Int = 8 << 20
+
     /// The largest body `data(for:)` collects in memory before it fails with
     /// `URLError(.dataLengthExceedsMaximum)`. Stream `events` or use `bytes(for:)`
     /// for bigger bodies.

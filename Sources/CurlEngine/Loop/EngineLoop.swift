@@ -380,23 +380,24 @@ final class EngineLoop {
             transfer.suspended = true
             transfer.applyPauseState()
         case .resume(let id, let sessionID):
-            guard let (_, transfer) = lookup(id, sessionID), transfer.suspended else { return }
+            guard let (session, transfer) = lookup(id, sessionID), transfer.suspended else { return }
             transfer.suspended = false
             transfer.lastActivity = ccurl_monotonic_nanoseconds()
-            transfer.applyPauseState()
+            if let error = transfer.applyPauseState() { abort(transfer, in: session, error: error) }
         case .resumeReceiving(let id, let sessionID):
-            guard let (_, transfer) = lookup(id, sessionID), transfer.receivePaused else { return }
+            guard let (session, transfer) = lookup(id, sessionID), transfer.receivePaused else { return }
             transfer.receivePaused = false
             transfer.lastActivity = ccurl_monotonic_nanoseconds()
             // Synchronous: buffered bytes are delivered inside this call, and
             // the write callback may pause again. libcurl then sets its timer
-            // to 0, which the loop serves this turn.
-            transfer.applyPauseState()
+            // to 0, which the loop serves this turn. A callback that stops
+            // the transfer meanwhile ends it here: libcurl would not.
+            if let error = transfer.applyPauseState() { abort(transfer, in: session, error: error) }
         case .resumeSending(let id, let sessionID):
-            guard let (_, transfer) = lookup(id, sessionID), transfer.sendPaused else { return }
+            guard let (session, transfer) = lookup(id, sessionID), transfer.sendPaused else { return }
             transfer.sendPaused = false
             transfer.lastActivity = ccurl_monotonic_nanoseconds()
-            transfer.applyPauseState()
+            if let error = transfer.applyPauseState() { abort(transfer, in: session, error: error) }
         case .cancel(let id, let sessionID, let error):
             guard let (session, transfer) = lookup(id, sessionID) else { return }
             abort(transfer, in: session, error: error)

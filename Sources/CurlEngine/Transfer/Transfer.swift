@@ -80,14 +80,21 @@ final class Transfer {
 
     /// Tells libcurl which directions are paused now. Each direction has its
     /// own reasons, so resuming one never releases the other by accident.
-    func applyPauseState() {
+    /// Returns the error that ended the transfer inside this call, if any:
+    /// unpausing delivers the held bytes synchronously, and a callback that
+    /// stops the transfer then (`abortError`) makes `curl_easy_pause` fail
+    /// without libcurl ever reporting the transfer done.
+    @discardableResult
+    func applyPauseState() -> URLError? {
         var mask: Int32 = 0
         if suspended || receivePaused { mask |= ccurl_pause_recv }
         if suspended || sendPaused { mask |= ccurl_pause_send }
         if mask != 0 { everPaused = true }
         // Fails with 43 before the connection exists; the callbacks then pause
         // at their first call because the flags are set.
-        _ = curl_easy_pause(easy.raw, mask)
+        let code = curl_easy_pause(easy.raw, mask)
+        guard code != CURLE_OK, code != CURLE_BAD_FUNCTION_ARGUMENT else { return nil }
+        return abortError
     }
 
     /// Frees what the transfer holds besides the easy handle.
@@ -367,6 +374,14 @@ final class Transfer {
             everPaused = true
             return ccurl_writefunc_pause
         }
+        // Only bodies that libcurl decodes are measured (one flag test for
+        // the others).
+        if let head, head.hasContentEncoding, let limit = request.decompressionLimit,
+            let error = limit.violation(decoded: bodyBytesDelivered + Int64(bytes.count), encoded: encodedBytesReceived, url: request.url)
+        {
+            abortError = error
+            return 0
+        }
         switch delegate.transferDidReceiveBody(bytes, of: id) {
         case .accepted:
             bodyBytesDelivered += Int64(bytes.count)
@@ -379,6 +394,12 @@ final class Transfer {
             abortError = error
             return 0
         }
+    }
+
+    /// Body bytes received from the network so far, before decoding
+    /// (libcurl's download counter counts encoded bytes, LIBCURL-NOTES §8).
+    private var encodedBytesReceived: Int64 {
+        easy.info(offset: CURLINFO_SIZE_DOWNLOAD_T) ?? 0
     }
 
     fileprivate func sendBody(into buffer: UnsafeMutableRawBufferPointer) -> Int {

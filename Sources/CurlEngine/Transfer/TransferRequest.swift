@@ -49,6 +49,8 @@ package final class TransferRequest: Sendable {
     package let trustRootsPEM: Data?
     /// The TLS versions an https transfer may negotiate.
     package let tlsVersions: TLSVersionBounds
+    /// How far a compressed body may grow when decoded; nil: no limit.
+    package let decompressionLimit: DecompressionLimit?
     /// The value for Accept-Encoding that libcurl both sends and decodes;
     /// "" means every encoding libcurl supports.
     package let acceptEncoding: String?
@@ -68,6 +70,7 @@ package final class TransferRequest: Sendable {
         resourceTimeout: Double,
         trustRootsPEM: Data?,
         tlsVersions: TLSVersionBounds = TLSVersionBounds(),
+        decompressionLimit: DecompressionLimit? = nil,
         acceptEncoding: String?,
         userAgent: String? = nil,
         authentication: Authentication? = nil
@@ -80,6 +83,7 @@ package final class TransferRequest: Sendable {
         self.resourceTimeout = resourceTimeout
         self.trustRootsPEM = trustRootsPEM
         self.tlsVersions = tlsVersions
+        self.decompressionLimit = decompressionLimit
         self.acceptEncoding = acceptEncoding
         self.userAgent = userAgent
         self.authentication = authentication

@@ -72,6 +72,16 @@ enum ByteRoutes {
         return .fixed(head, body: GzipStoredEncoding.encode(Array(LoopbackServer.patternBody(count: count))))
     }
 
+    /// GET /gzip-bomb/N: N zero bytes gzip-encoded at about 159:1 (a
+    /// decompression bomb; see GzipZerosBomb), with Content-Length.
+    static func gzipBomb(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        let count = try request.target.integerSegment(1, named: "N", in: 0...(4 << 30))
+        let body = GzipZerosBomb.encode(zeros: count)
+        var head = head(contentLength: body.readableBytes)
+        head.headers.add(name: "Content-Encoding", value: "gzip")
+        return .fixed(head, body: body)
+    }
+
     static func head(status: HTTPResponseStatus = .ok, contentLength: Int?) -> HTTPResponseHead {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/octet-stream")

@@ -34,6 +34,8 @@ enum Router {
             return .respond(try ByteRoutes.bytes(request))
         case ("gzip", 2):
             return .respond(try ByteRoutes.gzip(request))
+        case ("gzip-bomb", 2):
+            return .respond(try ByteRoutes.gzipBomb(request))
         case ("chunked", 2):
             return .respond(try ByteRoutes.chunked(request))
         case ("drip", 2):

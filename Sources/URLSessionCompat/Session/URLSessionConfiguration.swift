@@ -185,6 +185,14 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.sensitiveHeaderNames] = newValue }
     }
 
+    /// How many times the bytes received a compressed body may decode to
+    /// (past 8 MiB) before the task fails with `.cannotDecodeContentData`, as
+    /// a decompression bomb (100; 0 turns the check off).
+    public var maximumDecompressionRatio: Int {
+        get { self[\.core.maximumDecompressionRatio] }
+        set { self[\.core.maximumDecompressionRatio] = newValue }
+    }
+
     /// Where download tasks write their files.
     public var downloadDirectory: URL? {
         get { self[\.core.downloadDirectory] }
