@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // AsyncURLSession: URLSession's model, async/await first, on libcurl.
-// The core (CurlEngine + AsyncURLSession) depends on Foundation and libcurl only.
+// The core (CurlEngine + AsyncURLSession) depends on Foundation, libcurl and libpsl only.
 // SwiftNIO and friends are used by the loopback test server and the CLI only.
 import PackageDescription
 
@@ -28,12 +28,18 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // libpsl: the Public Suffix List, for the cookie jar's Domain rules.
+        .systemLibrary(
+            name: "CPSL",
+            pkgConfig: "libpsl",
+            providers: [.apt(["libpsl-dev"])]
+        ),
         // The only module that imports CCurl: engine thread, handles, transfers.
         .target(name: "CurlEngine", dependencies: ["CCurl"]),
         // A copy with cache-bypassing stores, for large collected bodies.
         .target(name: "CStreamingCopy"),
         // The public async core.
-        .target(name: "AsyncURLSession", dependencies: ["CurlEngine", "CStreamingCopy"]),
+        .target(name: "AsyncURLSession", dependencies: ["CurlEngine", "CStreamingCopy", "CPSL"]),
         // The classic delegate and completion-handler API, built only on the
         // public API of AsyncURLSession.
         .target(name: "URLSessionCompat", dependencies: ["AsyncURLSession"]),

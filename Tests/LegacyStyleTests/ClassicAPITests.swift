@@ -190,3 +190,33 @@ import URLSessionCompat
         }
     }
 }
+
+/// A legacy client that logs in and relies on the session cookie it got.
+@Suite struct LegacyCookieTests {
+    private func fetch(_ session: URLSession, _ url: URL) async -> String {
+        let result = HandlerResult<Data>()
+        session.dataTask(with: url) { result.set($0, $1, $2) }.resume()
+        return String(decoding: await result.value().0 ?? Data(), as: UTF8.self)
+    }
+
+    @Test func sessionCookie_fromALogin_isSentWithLaterRequests() async throws {
+        try await withServer { server in
+            let session = URLSession(configuration: legacyConfiguration())
+            _ = await fetch(session, server.url("/cookies/set?session=logged-in"))
+            #expect(await fetch(session, server.url("/cookies/echo")) == "session=logged-in")
+            #expect(session.configuration.cookieJar?.cookies.map(\.name) == ["session"])
+            session.finishTasksAndInvalidate()
+        }
+    }
+
+    @Test func cookieStorageSetToNil_turnsCookiesOff() async throws {
+        try await withServer { server in
+            let configuration = legacyConfiguration()
+            configuration.httpCookieStorage = nil
+            let session = URLSession(configuration: configuration)
+            _ = await fetch(session, server.url("/cookies/set?session=logged-in"))
+            #expect(await fetch(session, server.url("/cookies/echo")) == "")
+            session.finishTasksAndInvalidate()
+        }
+    }
+}

@@ -85,6 +85,18 @@ enum RequestPreparation {
             headers.append((name: name, value: value))
         }
 
+        // The jar's cookies, unless the request brings its own Cookie
+        // header (sent as given) or opts out. An empty jar costs one load.
+        if configuration.httpShouldSetCookies, request.httpShouldHandleCookies, let jar = configuration.cookieJar,
+            !jar.isEmpty, !fields.contains(where: { $0.0.equalsIgnoringASCIICase("Cookie") }),
+            let cookies = jar.cookieHeader(for: url)
+        {
+            if let problem = HeaderValidation.problem(name: "Cookie", value: cookies) {
+                return .failure(URLError.make(.badURL, url: urlString, reason: problem))
+            }
+            headers.append((name: "Cookie", value: cookies))
+        }
+
         let tlsVersions = TLSVersionBounds(
             minimum: configuration.tlsMinimumSupportedVersion.flatMap { TLSVersionBounds.Version(rawValue: $0.rawValue) },
             maximum: configuration.tlsMaximumSupportedVersion.flatMap { TLSVersionBounds.Version(rawValue: $0.rawValue) })

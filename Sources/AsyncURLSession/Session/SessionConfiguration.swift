@@ -101,8 +101,25 @@ public struct SessionConfiguration: Sendable {
     public var streamBufferHighWatermark: Int = 1 << 20
     public var streamBufferLowWatermark: Int = 64 << 10
 
+    /// Where responses store cookies and requests find them: `CookieJar.shared`
+    /// for `.default`, a jar of the configuration's own for `.ephemeral`
+    /// (sessions made from one ephemeral configuration value share it), nil
+    /// for no cookies at all.
+    public var cookieJar: CookieJar?
+
+    /// Whether requests send the jar's cookies and responses store theirs
+    /// (a request's own `httpShouldHandleCookies = false` opts it out too).
+    /// A Cookie header the request sets itself is sent as given instead.
+    public var httpShouldSetCookies = true
+
+    /// Which responses may store cookies (Apple's default: only from the
+    /// main document's domain, which lets everything in when a request has
+    /// no `mainDocumentURL`, as URLSession requests usually do not).
+    public var httpCookieAcceptPolicy: HTTPCookie.AcceptPolicy = .onlyFromMainDocumentDomain
+
     public init(kind: Kind = .default) {
         self.kind = kind
+        cookieJar = kind == .default ? CookieJar.shared : CookieJar()
     }
 }
 

@@ -22,6 +22,7 @@ extension TaskCore {
         // Foundation's HTTPURLResponse is costly to build: never under the
         // lock, and only where it is needed (see ResponseSource).
         guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }) else { return }
+        if head.hasSetCookie { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
         let source = ResponseSource(head: head, url: url)
         let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
             guard guarded.transferID == id else { return nil }
@@ -30,6 +31,18 @@ extension TaskCore {
         if case .deliver(let source) = verdict, !startMultipart(source, id: id) {
             deliverFinalResponse(source, heldBody: nil)
         }
+    }
+
+    /// Every hop's Set-Cookie fields go to the jar (a redirect's too, before
+    /// it is followed), unless the session or the request opts out.
+    private func storeCookies(_ fields: [String], from url: URL) {
+        let configuration = context.configuration
+        guard configuration.httpShouldSetCookies, originalRequest.httpShouldHandleCookies,
+            let jar = configuration.cookieJar
+        else { return }
+        jar.storeCookies(
+            fromSetCookieFields: fields, for: url, mainDocumentURL: originalRequest.mainDocumentURL,
+            acceptPolicy: configuration.httpCookieAcceptPolicy)
     }
 
     func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: TransferID) -> BodyVerdict {

@@ -20,6 +20,7 @@ struct ResponseHeadParser {
     private var hasContentEncoding = false
     private var contentTypeSeen = false
     private var contentTypeIsMultipart = false
+    private var hasSetCookie = false
     /// The head of a final block that ended in this call, handed out by `consume`.
     private var completed: ResponseHead?
     /// Total header bytes accepted, to cap hostile responses.
@@ -91,6 +92,8 @@ struct ResponseHeadParser {
             contentLength = Self.decimal(valueBytes)
         } else if Self.equalsIgnoringASCIICase(nameBytes, "content-encoding") {
             hasContentEncoding = true
+        } else if !hasSetCookie, Self.equalsIgnoringASCIICase(nameBytes, "set-cookie") {
+            hasSetCookie = true
         } else if !contentTypeSeen, Self.equalsIgnoringASCIICase(nameBytes, "content-type") {
             // The first one: repeated fields are joined behind it.
             contentTypeSeen = true
@@ -124,6 +127,7 @@ struct ResponseHeadParser {
         hasContentEncoding = false
         contentTypeSeen = false
         contentTypeIsMultipart = false
+        hasSetCookie = false
     }
 
     private mutating func endOfBlock() {
@@ -141,7 +145,8 @@ struct ResponseHeadParser {
         }
         completed = ResponseHead(
             statusCode: code, httpVersion: httpVersion, fields: buffers.fieldsToHandOut(), contentLength: contentLength,
-            hasContentEncoding: hasContentEncoding, contentTypeIsMultipart: contentTypeIsMultipart)
+            hasContentEncoding: hasContentEncoding, contentTypeIsMultipart: contentTypeIsMultipart,
+            hasSetCookie: hasSetCookie)
     }
 
     /// Header bytes are usually ASCII: those are copied straight into a

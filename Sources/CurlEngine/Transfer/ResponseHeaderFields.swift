@@ -48,6 +48,14 @@ package struct ResponseHeaderFields: RandomAccessCollection, Equatable, Sendable
         return count
     }
 
+    /// The values of the fields named `name` (ASCII case ignored), each on
+    /// its own, in order (Set-Cookie values hold commas: never join them).
+    package func values(named name: String) -> [String] {
+        var result: [String] = []
+        forEachIndex(named: name) { result.append(self.value(at: $0)) }
+        return result
+    }
+
     /// The values of the fields named `name` (ASCII case ignored), joined
     /// with ", " in order as HTTPURLResponse joins repeated fields; nil when
     /// there are none.

@@ -27,6 +27,9 @@ package struct ResponseHead: Sendable {
     /// case ignored). Found while parsing, so that telling the rare
     /// multipart/x-mixed-replace response apart makes no String for the others.
     package var contentTypeIsMultipart = false
+    /// Whether any field is Set-Cookie (found while parsing, so a cookie jar
+    /// looks at the fields only of responses that set cookies).
+    package var hasSetCookie = false
 
     /// A 1xx response (not 101): a final response follows it.
     package var isInformational: Bool { statusCode < 200 }

@@ -13,13 +13,17 @@ enum RedirectRoutes {
         return redirecting(status: .found, location: "/redirect/\(remaining - 1)")
     }
 
-    /// ANY /redirect-to?status=S&location=L: status S (default 302), Location exactly L.
+    /// ANY /redirect-to?status=S&location=L&cookie=C: status S (default 302), Location exactly
+    /// L, and with `cookie` a `Set-Cookie: C` on the redirect itself.
     static func redirectTo(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
         let code = try request.target.integer("status", default: 302, in: 200...599)
         guard let location = request.target.value("location") else {
             throw BadRequest(message: "location is required")
         }
-        return redirecting(status: HTTPResponseStatus(statusCode: code), location: try headerSafe(location, named: "location"))
+        let cookie = try request.target.value("cookie").map { value throws(BadRequest) in try headerSafe(value, named: "cookie") }
+        return redirecting(
+            status: HTTPResponseStatus(statusCode: code), location: try headerSafe(location, named: "location"),
+            setCookie: cookie)
     }
 
     /// GET /redirect-loop: redirects to itself forever.
@@ -59,9 +63,10 @@ enum RedirectRoutes {
         return redirecting(status: HTTPResponseStatus(statusCode: code), location: location)
     }
 
-    private static func redirecting(status: HTTPResponseStatus, location: String) -> ResponsePlan {
+    private static func redirecting(status: HTTPResponseStatus, location: String, setCookie: String? = nil) -> ResponsePlan {
         var headers = HTTPHeaders()
         headers.add(name: "Location", value: location)
+        if let setCookie { headers.add(name: "Set-Cookie", value: setCookie) }
         return .text(status, "redirecting", headers: headers)
     }
 

@@ -34,6 +34,8 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var httpShouldSetCookies = true
         var httpCookieAcceptPolicy: HTTPCookie.AcceptPolicy = .onlyFromMainDocumentDomain
         var httpCookieStorage: HTTPCookieStorage?
+        /// `httpCookieStorage` was set to nil: no cookies at all.
+        var cookiesTurnedOff = false
         var urlCredentialStorage: URLCredentialStorage?
         var urlCache: URLCache?
         var httpAdditionalHeaders: [AnyHashable: Any]?
@@ -89,6 +91,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
             storage.withLock { storage in
                 var core = storage.core
                 core.httpAdditionalHeaders = Self.stringHeaders(storage.httpAdditionalHeaders)
+                core.httpShouldSetCookies = storage.httpShouldSetCookies
+                core.httpCookieAcceptPolicy = storage.httpCookieAcceptPolicy
+                if storage.cookiesTurnedOff { core.cookieJar = nil }
                 return core
             }
         }
@@ -220,12 +225,33 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.urlCache] = newValue }
     }
 
-    /// Not consulted: no cookie jar exists yet; Cookie headers you set are sent.
+    /// Cookies are kept in the async core's jar: `CookieJar.shared` for
+    /// `.default`, a jar of its own for `.ephemeral` (see the configuration's
+    /// `cookieJar`). Setting nil turns cookies off; a Foundation
+    /// `HTTPCookieStorage` set here is kept but not consulted yet.
     open var httpCookieStorage: HTTPCookieStorage? {
         get { self[\.httpCookieStorage] }
-        set { self[\.httpCookieStorage] = newValue }
+        set {
+            storage.withLock { storage in
+                storage.httpCookieStorage = newValue
+                storage.cookiesTurnedOff = newValue == nil
+            }
+        }
     }
 
+    /// The async core's cookie jar this configuration's sessions use (nil:
+    /// none).
+    public var cookieJar: CookieJar? {
+        get { storage.withLock { $0.cookiesTurnedOff ? nil : $0.core.cookieJar } }
+        set {
+            storage.withLock { storage in
+                storage.core.cookieJar = newValue
+                storage.cookiesTurnedOff = newValue == nil
+            }
+        }
+    }
+
+    /// Whether requests send cookies and responses store them.
     open var httpShouldSetCookies: Bool {
         get { self[\.httpShouldSetCookies] }
         set { self[\.httpShouldSetCookies] = newValue }

@@ -1,0 +1,209 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// A session's cookies, as `HTTPCookieStorage`: responses store their
+/// Set-Cookie fields here (from every hop, redirects included) and requests
+/// send the matching ones, by the rules of RFC 6265bis (`CookiePolicy`):
+/// no Domain that is a public suffix or that does not match the host, Path
+/// scoping, Secure only over https and never set from http, Max-Age and
+/// Expires (Max-Age wins; 0 or a past date deletes), at most 50 cookies per
+/// domain and 3,000 in all (the oldest go first).
+///
+/// `.shared` is what `.default` configurations use; an `.ephemeral`
+/// configuration gets a jar of its own. Cookies live in memory, for the
+/// life of the jar (a file-backed store for default sessions comes next).
+public final class CookieJar: Sendable {
+    /// The jar of every `.default` configuration.
+    public static let shared = CookieJar()
+
+    static let maximumPerDomain = 50
+    static let maximumTotal = 3000
+
+    private let policy: CookiePolicy
+    private let state = Mutex(State())
+    /// How many cookies are stored: requests read it without the lock, so
+    /// that an empty jar costs a load per request.
+    private let storedCount = Atomic<Int>(0)
+
+    private struct State {
+        var cookies: [StoredCookie.Key: StoredCookie] = [:]
+        var acceptPolicy: HTTPCookie.AcceptPolicy = .always
+        var nextSequence: UInt64 = 0
+    }
+
+    public convenience init() {
+        self.init(publicSuffixes: .system)
+    }
+
+    init(publicSuffixes: PublicSuffixList) {
+        policy = CookiePolicy(publicSuffixes: publicSuffixes)
+    }
+
+    /// Which responses may set cookies here (`.always` by default;
+    /// `.onlyFromMainDocumentDomain` needs the request's `mainDocumentURL`).
+    public var acceptPolicy: HTTPCookie.AcceptPolicy {
+        get { state.withLock { $0.acceptPolicy } }
+        set { state.withLock { $0.acceptPolicy = newValue } }
+    }
+
+    /// Every cookie not expired.
+    public var cookies: [HTTPCookie] {
+        let now = Date()
+        return snapshot().filter { !$0.isExpired(at: now) }
+            .sorted { ($0.created, $0.sequence) < ($1.created, $1.sequence) }.compactMap(\.httpCookie)
+    }
+
+    /// The cookies a request to `url` sends, in the order it sends them.
+    public func cookies(for url: URL) -> [HTTPCookie] {
+        matching(url).compactMap(\.httpCookie)
+    }
+
+    /// Stores a cookie as given (replacing one with the same name, domain
+    /// and path), as `HTTPCookieStorage.setCookie` does.
+    public func setCookie(_ cookie: HTTPCookie) {
+        insert(StoredCookie(cookie, created: Date()))
+    }
+
+    public func deleteCookie(_ cookie: HTTPCookie) {
+        remove(StoredCookie(cookie, created: Date()).key)
+    }
+
+    /// Forgets every cookie.
+    public func removeAll() {
+        state.withLock { $0.cookies.removeAll() }
+        storedCount.store(0, ordering: .relaxed)
+    }
+
+    /// Forgets the cookies stored at `date` or later.
+    public func removeCookies(since date: Date) {
+        let count = state.withLock { state -> Int in
+            state.cookies = state.cookies.filter { $0.value.created < date }
+            return state.cookies.count
+        }
+        storedCount.store(count, ordering: .relaxed)
+    }
+
+    /// Stores what a response's Set-Cookie fields say, for the response to
+    /// `url` (the request's `mainDocumentURL` for the accept policy). Returns
+    /// how many cookies were stored or deleted.
+    @discardableResult
+    /// - Parameter acceptPolicy: the session's, when it has one; else the jar's.
+    public func storeCookies(
+        fromSetCookieFields fields: [String], for url: URL, mainDocumentURL: URL? = nil,
+        acceptPolicy: HTTPCookie.AcceptPolicy? = nil
+    ) -> Int {
+        guard !fields.isEmpty, accepts(from: url, mainDocumentURL: mainDocumentURL, policy: acceptPolicy ?? self.acceptPolicy)
+        else { return 0 }
+        let now = Date()
+        var changed = 0
+        for field in fields {
+            guard let parsed = ParsedSetCookie.parse(field) else { continue }
+            switch policy.evaluate(parsed, from: url, now: now) {
+            case .store(let cookie):
+                if insert(cookie, overwrittenFrom: url) { changed += 1 }
+            case .delete(let key):
+                remove(key)
+                changed += 1
+            case .reject:
+                continue
+            }
+        }
+        return changed
+    }
+
+    /// The Cookie header a request to `url` sends, or nil for none.
+    func cookieHeader(for url: URL) -> String? {
+        guard storedCount.load(ordering: .relaxed) > 0 else { return nil }
+        return CookiePolicy.header(for: matching(url))
+    }
+
+    var isEmpty: Bool { storedCount.load(ordering: .relaxed) == 0 }
+
+    // MARK: - Storage
+
+    private func snapshot() -> [StoredCookie] {
+        state.withLock { Array($0.cookies.values) }
+    }
+
+    private func matching(_ url: URL) -> [StoredCookie] {
+        let now = Date()
+        let matched = snapshot().filter { CookiePolicy.matches($0, url: url, now: now) }
+        return matched.sorted(by: CookiePolicy.sendingOrder)
+    }
+
+    private func accepts(from url: URL, mainDocumentURL: URL?, policy: HTTPCookie.AcceptPolicy) -> Bool {
+        switch policy {
+        case .always: return true
+        case .never: return false
+        case .onlyFromMainDocumentDomain:
+            guard let mainDocumentURL, let main = CookiePolicy.canonicalHost(mainDocumentURL),
+                let host = CookiePolicy.canonicalHost(url)
+            else { return true }
+            return CookiePolicy.domainMatches(host: host, domain: main)
+                || CookiePolicy.domainMatches(host: main, domain: host)
+        @unknown default: return false
+        }
+    }
+
+    /// Stores `cookie`; false when the rules keep it out (a cookie from
+    /// http may not replace a Secure one, §5.7 step 16).
+    @discardableResult
+    private func insert(_ cookie: StoredCookie, overwrittenFrom url: URL? = nil) -> Bool {
+        let fromInsecure = url.map { $0.scheme?.lowercased() != "https" } ?? false
+        let count = state.withLock { state -> Int? in
+            if fromInsecure, !cookie.secure,
+                state.cookies.values.contains(where: { existing in
+                    existing.secure && existing.name == cookie.name
+                        && (CookiePolicy.domainMatches(host: existing.domain, domain: cookie.domain)
+                            || CookiePolicy.domainMatches(host: cookie.domain, domain: existing.domain))
+                        && CookiePolicy.pathMatches(requestPath: cookie.path, cookiePath: existing.path)
+                })
+            {
+                return nil
+            }
+            var cookie = cookie
+            state.nextSequence += 1
+            cookie.sequence = state.nextSequence
+            if let old = state.cookies[cookie.key] {
+                cookie.created = old.created
+                cookie.sequence = old.sequence
+            }
+            state.cookies[cookie.key] = cookie
+            Self.evict(&state.cookies, around: cookie)
+            return state.cookies.count
+        }
+        guard let count else { return false }
+        storedCount.store(count, ordering: .relaxed)
+        return true
+    }
+
+    private func remove(_ key: StoredCookie.Key) {
+        let count = state.withLock { state -> Int in
+            state.cookies[key] = nil
+            return state.cookies.count
+        }
+        storedCount.store(count, ordering: .relaxed)
+    }
+
+    /// Expired cookies go first; then, over a cap, the oldest of the
+    /// domain (or of the jar) other than the one just stored.
+    private static func evict(_ cookies: inout [StoredCookie.Key: StoredCookie], around added: StoredCookie) {
+        let now = Date()
+        let domainKeys = cookies.keys.filter { $0.domain == added.domain }
+        if domainKeys.count > maximumPerDomain {
+            cookies = cookies.filter { !$0.value.isExpired(at: now) }
+            let ordered = cookies.values.filter { $0.domain == added.domain && $0.key != added.key }
+                .sorted { ($0.created, $0.sequence) < ($1.created, $1.sequence) }
+            for cookie in ordered.prefix(max(0, ordered.count + 1 - maximumPerDomain)) { cookies[cookie.key] = nil }
+        }
+        if cookies.count > maximumTotal {
+            cookies = cookies.filter { !$0.value.isExpired(at: now) }
+            let ordered = cookies.values.filter { $0.key != added.key }
+                .sorted { ($0.created, $0.sequence) < ($1.created, $1.sequence) }
+            for cookie in ordered.prefix(max(0, ordered.count + 1 - maximumTotal)) { cookies[cookie.key] = nil }
+        }
+    }
+}
