@@ -204,7 +204,7 @@ import URLSessionCompat
             let session = URLSession(configuration: legacyConfiguration())
             _ = await fetch(session, server.url("/cookies/set?session=logged-in"))
             #expect(await fetch(session, server.url("/cookies/echo")) == "session=logged-in")
-            #expect(session.configuration.cookieJar?.cookies.map(\.name) == ["session"])
+            #expect(session.configuration.httpCookieStorage?.cookies?.map(\.name) == ["session"])
             session.finishTasksAndInvalidate()
         }
     }
@@ -218,5 +218,42 @@ import URLSessionCompat
             #expect(await fetch(session, server.url("/cookies/echo")) == "")
             session.finishTasksAndInvalidate()
         }
+    }
+}
+
+@Suite struct CookieStorageClassTests {
+    @Test func classicStorage_isTheLibrarysClass_withApplesDefaults() {
+        #expect(String(reflecting: HTTPCookieStorage.self) == "URLSessionCompat.HTTPCookieStorage")
+        #expect(URLSessionConfiguration.default.httpCookieStorage === HTTPCookieStorage.shared)
+        let ephemeral = URLSessionConfiguration.ephemeral.httpCookieStorage
+        #expect(ephemeral != nil && ephemeral !== HTTPCookieStorage.shared)
+        #expect(HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "g")
+            === HTTPCookieStorage.sharedCookieStorage(forGroupContainerIdentifier: "g"))
+    }
+
+    @Test func cookiePutInTheConfiguredStorage_isSent() async throws {
+        try await withServer { server in
+            let storage = HTTPCookieStorage()
+            let cookie = try #require(HTTPCookie(properties: [
+                .name: "pref", .value: "1", .domain: "127.0.0.1", .path: "/",
+            ]))
+            storage.setCookie(cookie)
+            let configuration = legacyConfiguration()
+            configuration.httpCookieStorage = storage
+            let result = HandlerResult<Data>()
+            URLSession(configuration: configuration)
+                .dataTask(with: server.url("/cookies/echo")) { result.set($0, $1, $2) }.resume()
+            let (data, _, _) = await result.value()
+            #expect(String(decoding: data ?? Data(), as: UTF8.self) == "pref=1")
+            #expect(storage.cookies(for: server.url("/"))?.map(\.name) == ["pref"])
+        }
+    }
+
+    @Test func storageRules_applyToCookiesSetDirectly() {
+        let storage = HTTPCookieStorage()
+        storage.cookieAcceptPolicy = .never
+        let cookie = HTTPCookie(properties: [.name: "a", .value: "1", .domain: "example.org", .path: "/"])!
+        storage.setCookies([cookie], for: URL(string: "https://example.org/"), mainDocumentURL: nil)
+        #expect(storage.cookies?.isEmpty == true)
     }
 }

@@ -34,8 +34,6 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var httpShouldSetCookies = true
         var httpCookieAcceptPolicy: HTTPCookie.AcceptPolicy = .onlyFromMainDocumentDomain
         var httpCookieStorage: HTTPCookieStorage?
-        /// `httpCookieStorage` was set to nil: no cookies at all.
-        var cookiesTurnedOff = false
         var urlCredentialStorage: URLCredentialStorage?
         var urlCache: URLCache?
         var httpAdditionalHeaders: [AnyHashable: Any]?
@@ -51,7 +49,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     }
 
     init(core: SessionConfiguration) {
-        storage = Mutex(Storage(core: core))
+        var initial = Storage(core: core)
+        initial.httpCookieStorage = core.cookieJar.map { $0 === CookieJar.shared ? .shared : HTTPCookieStorage(cookieJar: $0) }
+        storage = Mutex(initial)
         super.init()
     }
 
@@ -93,7 +93,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
                 core.httpAdditionalHeaders = Self.stringHeaders(storage.httpAdditionalHeaders)
                 core.httpShouldSetCookies = storage.httpShouldSetCookies
                 core.httpCookieAcceptPolicy = storage.httpCookieAcceptPolicy
-                if storage.cookiesTurnedOff { core.cookieJar = nil }
+                core.cookieJar = storage.httpCookieStorage?.cookieJar
                 return core
             }
         }
@@ -225,30 +225,12 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.urlCache] = newValue }
     }
 
-    /// Cookies are kept in the async core's jar: `CookieJar.shared` for
-    /// `.default`, a jar of its own for `.ephemeral` (see the configuration's
-    /// `cookieJar`). Setting nil turns cookies off; a Foundation
-    /// `HTTPCookieStorage` set here is kept but not consulted yet.
+    /// Where cookies are kept: `HTTPCookieStorage.shared` for `.default`, a
+    /// storage of its own for `.ephemeral` (this library's `HTTPCookieStorage`,
+    /// over an async core `CookieJar`); nil turns cookies off.
     open var httpCookieStorage: HTTPCookieStorage? {
         get { self[\.httpCookieStorage] }
-        set {
-            storage.withLock { storage in
-                storage.httpCookieStorage = newValue
-                storage.cookiesTurnedOff = newValue == nil
-            }
-        }
-    }
-
-    /// The async core's cookie jar this configuration's sessions use (nil:
-    /// none).
-    public var cookieJar: CookieJar? {
-        get { storage.withLock { $0.cookiesTurnedOff ? nil : $0.core.cookieJar } }
-        set {
-            storage.withLock { storage in
-                storage.core.cookieJar = newValue
-                storage.cookiesTurnedOff = newValue == nil
-            }
-        }
+        set { self[\.httpCookieStorage] = newValue }
     }
 
     /// Whether requests send cookies and responses store them.
