@@ -209,6 +209,16 @@ import URLSessionCompat
         }
     }
 
+    @Test func reset_emptiesTheCookieStorage() async throws {
+        try await withServer { server in
+            let session = URLSession(configuration: legacyConfiguration())
+            _ = await fetch(session, server.url("/cookies/set?session=logged-in"))
+            await withCheckedContinuation { continuation in session.reset { continuation.resume() } }
+            #expect(await fetch(session, server.url("/cookies/echo")) == "")
+            session.finishTasksAndInvalidate()
+        }
+    }
+
     @Test func cookieStorageSetToNil_turnsCookiesOff() async throws {
         try await withServer { server in
             let configuration = legacyConfiguration()

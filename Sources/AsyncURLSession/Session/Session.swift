@@ -156,11 +156,21 @@ public actor Session {
         context.credentials.credential(for: space)
     }
 
-    /// Forgets the session's stored credentials, as `URLSession.reset`
-    /// (there is no cookie jar or response cache yet). Connections stay open:
-    /// libcurl offers no way to close idle ones short of closing the pool.
+    /// Forgets the session's stored credentials and empties its cookie jar
+    /// (for a default session that is `CookieJar.shared`, as Apple's reset
+    /// empties the shared storage), as `URLSession.reset` (there is no
+    /// response cache yet). Connections stay open: libcurl offers no way to
+    /// close idle ones short of closing the pool.
     public func reset() {
         context.credentials.removeAll()
+        context.configuration.cookieJar?.removeAll()
+        context.configuration.cookieJar?.flush()
+    }
+
+    /// Writes what the session keeps on disk (its cookie jar's file) now,
+    /// as `URLSession.flush`.
+    public func flush() {
+        context.configuration.cookieJar?.flush()
     }
 
     // MARK: - Invalidation

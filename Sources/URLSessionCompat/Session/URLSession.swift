@@ -338,8 +338,9 @@ open class URLSession: NSObject, @unchecked Sendable {
         Task { await perform(action) }
     }
 
-    /// Empties the session's credential store (there is no cookie jar or
-    /// cache yet), then calls `completionHandler` on the delegate queue.
+    /// Empties the session's credential store and its cookie storage
+    /// (there is no cache yet), then calls `completionHandler` on the
+    /// delegate queue.
     open func reset(completionHandler: @escaping @Sendable () -> Void) {
         Task {
             await asyncSession.reset()
@@ -347,10 +348,13 @@ open class URLSession: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Nothing is buffered for disk here; calls `completionHandler` on the
-    /// delegate queue.
+    /// Writes the cookie storage's file now, then calls `completionHandler`
+    /// on the delegate queue.
     open func flush(completionHandler: @escaping @Sendable () -> Void) {
-        delegateQueue.addOperation(completionHandler)
+        Task {
+            await asyncSession.flush()
+            delegateQueue.addOperation(completionHandler)
+        }
     }
 
     /// The tasks not yet completed, by kind.

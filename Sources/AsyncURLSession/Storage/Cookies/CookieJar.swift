@@ -12,17 +12,21 @@ import Synchronization
 /// Expires (Max-Age wins; 0 or a past date deletes), at most 50 cookies per
 /// domain and 3,000 in all (the oldest go first).
 ///
-/// `.shared` is what `.default` configurations use; an `.ephemeral`
-/// configuration gets a jar of its own. Cookies live in memory, for the
-/// life of the jar (a file-backed store for default sessions comes next).
+/// `.shared` is what `.default` configurations use: its cookies that have
+/// an expiry are kept in `$XDG_DATA_HOME/AsyncURLSession/cookies.json`
+/// (else `~/.local/share/...`; mode 0600 in a 0700 folder, replaced
+/// atomically about a second after a change, or at `flush()`). An
+/// `.ephemeral` configuration gets a jar of its own that lives in memory
+/// only.
 public final class CookieJar: Sendable {
-    /// The jar of every `.default` configuration.
-    public static let shared = CookieJar()
+    /// The jar of every `.default` configuration, kept on disk.
+    public static let shared = CookieJar(publicSuffixes: .system, file: CookieFile.defaultURL.map(CookieFile.init))
 
     static let maximumPerDomain = 50
     static let maximumTotal = 3000
 
     private let policy: CookiePolicy
+    private let file: CookieFile?
     private let state = Mutex(State())
     /// How many cookies are stored: requests read it without the lock, so
     /// that an empty jar costs a load per request.
@@ -32,14 +36,63 @@ public final class CookieJar: Sendable {
         var cookies: [StoredCookie.Key: StoredCookie] = [:]
         var acceptPolicy: HTTPCookie.AcceptPolicy = .always
         var nextSequence: UInt64 = 0
+        /// A write of the file is due (one is scheduled).
+        var saveScheduled = false
+        var fileProblem: String?
     }
 
+    /// A jar in memory only.
     public convenience init() {
-        self.init(publicSuffixes: .system)
+        self.init(publicSuffixes: .system, file: nil)
     }
 
-    init(publicSuffixes: PublicSuffixList) {
+    /// A jar whose cookies with an expiry are kept in `file` (created 0600,
+    /// its folder 0700). A file that is not a private file of ours, or that
+    /// does not decode, is refused and left alone: the jar starts empty and
+    /// `fileProblem` says why.
+    public convenience init(persistingTo file: URL) {
+        self.init(publicSuffixes: .system, file: CookieFile(url: file))
+    }
+
+    init(publicSuffixes: PublicSuffixList, file: CookieFile? = nil) {
         policy = CookiePolicy(publicSuffixes: publicSuffixes)
+        self.file = file
+        guard let file else { return }
+        switch file.load(now: Date(), policy: policy) {
+        case .success(let cookies):
+            for cookie in cookies { insert(cookie, persisting: false) }
+        case .failure(let error):
+            state.withLock { $0.fileProblem = "The cookie file was not loaded: \(error.reason)." }
+        }
+    }
+
+    /// Why the jar's file could not be read or written, if it could not.
+    public var fileProblem: String? { state.withLock { $0.fileProblem } }
+
+    /// Writes the file now (for a jar kept on disk), instead of about a
+    /// second after the last change.
+    public func flush() {
+        guard let file else { return }
+        let cookies = state.withLock { state -> [StoredCookie] in
+            state.saveScheduled = false
+            return Array(state.cookies.values)
+        }
+        let problem = file.save(cookies)
+        state.withLock { $0.fileProblem = problem.map { "The cookie file was not written: \($0)." } }
+    }
+
+    /// After a change to cookies that are kept on disk: one write about a
+    /// second later, however many changes come meanwhile.
+    private func scheduleSave() {
+        guard file != nil else { return }
+        let schedule = state.withLock { state -> Bool in
+            defer { state.saveScheduled = true }
+            return !state.saveScheduled
+        }
+        guard schedule else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) { [self] in
+            if state.withLock({ $0.saveScheduled }) { flush() }
+        }
     }
 
     /// Which responses may set cookies here (`.always` by default;
@@ -75,6 +128,7 @@ public final class CookieJar: Sendable {
     public func removeAll() {
         state.withLock { $0.cookies.removeAll() }
         storedCount.store(0, ordering: .relaxed)
+        scheduleSave()
     }
 
     /// Forgets the cookies stored at `date` or later.
@@ -84,6 +138,7 @@ public final class CookieJar: Sendable {
             return state.cookies.count
         }
         storedCount.store(count, ordering: .relaxed)
+        scheduleSave()
     }
 
     /// Stores what a response's Set-Cookie fields say, for the response to
@@ -151,7 +206,7 @@ public final class CookieJar: Sendable {
     /// Stores `cookie`; false when the rules keep it out (a cookie from
     /// http may not replace a Secure one, §5.7 step 16).
     @discardableResult
-    private func insert(_ cookie: StoredCookie, overwrittenFrom url: URL? = nil) -> Bool {
+    private func insert(_ cookie: StoredCookie, overwrittenFrom url: URL? = nil, persisting: Bool = true) -> Bool {
         let fromInsecure = url.map { $0.scheme?.lowercased() != "https" } ?? false
         let count = state.withLock { state -> Int? in
             if fromInsecure, !cookie.secure,
@@ -177,15 +232,17 @@ public final class CookieJar: Sendable {
         }
         guard let count else { return false }
         storedCount.store(count, ordering: .relaxed)
+        if persisting, cookie.expires != nil { scheduleSave() }
         return true
     }
 
     private func remove(_ key: StoredCookie.Key) {
-        let count = state.withLock { state -> Int in
-            state.cookies[key] = nil
-            return state.cookies.count
+        let (count, removed) = state.withLock { state -> (Int, StoredCookie?) in
+            let removed = state.cookies.removeValue(forKey: key)
+            return (state.cookies.count, removed)
         }
         storedCount.store(count, ordering: .relaxed)
+        if removed?.expires != nil { scheduleSave() }
     }
 
     /// Expired cookies go first; then, over a cap, the oldest of the

@@ -61,6 +61,18 @@ struct CookiePolicy {
         return .store(cookie)
     }
 
+    /// Whether a stored cookie (read back from a file) is one a response
+    /// could have set: no control characters, within the size caps, a path,
+    /// and a Domain that is no public suffix.
+    func isPlausible(_ cookie: StoredCookie) -> Bool {
+        let text = cookie.name + cookie.value + cookie.domain + cookie.path
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == ";" }),
+            cookie.name.utf8.count + cookie.value.utf8.count <= ParsedSetCookie.maximumNameValueBytes,
+            cookie.path.hasPrefix("/"), !cookie.domain.isEmpty
+        else { return false }
+        return cookie.hostOnly || !publicSuffixes.isPublicSuffix(cookie.domain)
+    }
+
     /// Whether `cookie` goes with a request to `url` (§5.8.3).
     static func matches(_ cookie: StoredCookie, url: URL, now: Date) -> Bool {
         guard let host = canonicalHost(url), !cookie.isExpired(at: now) else { return false }
