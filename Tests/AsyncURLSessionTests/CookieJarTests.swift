@@ -1,5 +1,6 @@
 import Foundation
 import LoopbackServer
+import Synchronization
 import Testing
 
 @testable import AsyncURLSession
@@ -102,6 +103,18 @@ import Testing
             _ = try await session.data(from: server.url("/cookies/set?gone=1"))
             _ = try await session.data(from: server.url("/response-headers?Set-Cookie=gone%3D%3B%20Max-Age%3D0"))
             #expect(jar.cookies.isEmpty)
+        }
+    }
+
+    @Test func responseThatSetsCookies_isReportedToTheJarsObserver() async throws {
+        try await withServer { server in
+            let jar = CookieJar()
+            let seen = Mutex<[String]>([])
+            jar.didStoreCookies = { cookies, url in
+                seen.withLock { $0 += cookies.map { "\($0.name)@\(url.path)" } }
+            }
+            _ = try await Session(configuration: configuration(jar)).data(from: server.url("/cookies/set?a=1&b=2"))
+            #expect(seen.withLock { $0 } == ["a@/cookies/set", "b@/cookies/set"])
         }
     }
 

@@ -39,6 +39,15 @@ public final class CookieJar: Sendable {
         /// A write of the file is due (one is scheduled).
         var saveScheduled = false
         var fileProblem: String?
+        var observer: (@Sendable ([HTTPCookie], URL) -> Void)?
+    }
+
+    /// Called with the cookies a response stored (and the URL it came
+    /// from), after they are in the jar, on the thread that received the
+    /// response: hand work off, do not block. Deletions are not reported.
+    public var didStoreCookies: (@Sendable (_ cookies: [HTTPCookie], _ url: URL) -> Void)? {
+        get { state.withLock { $0.observer } }
+        set { state.withLock { $0.observer = newValue } }
     }
 
     /// A jar in memory only.
@@ -154,11 +163,18 @@ public final class CookieJar: Sendable {
         else { return 0 }
         let now = Date()
         var changed = 0
+        var stored: [StoredCookie] = []
+        defer {
+            if !stored.isEmpty, let observer = didStoreCookies { observer(stored.compactMap(\.httpCookie), url) }
+        }
         for field in fields {
             guard let parsed = ParsedSetCookie.parse(field) else { continue }
             switch policy.evaluate(parsed, from: url, now: now) {
             case .store(let cookie):
-                if insert(cookie, overwrittenFrom: url) { changed += 1 }
+                if insert(cookie, overwrittenFrom: url) {
+                    changed += 1
+                    stored.append(cookie)
+                }
             case .delete(let key):
                 remove(key)
                 changed += 1
