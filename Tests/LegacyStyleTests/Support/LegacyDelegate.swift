@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import URLSessionCompat
 
 /// How a legacy delegate calls a completion handler it is given.
@@ -193,36 +194,6 @@ final class LegacyDelegate: NSObject, URLSessionDataDelegate, URLSessionDownload
 /// stream again after handing it over.
 struct StreamHandOver: @unchecked Sendable {
     let stream: InputStream?
-}
-
-/// Counts occurrences of something and lets a test wait for the n-th one.
-/// Waits are bounded by the test's `withServer` time limit.
-final class Signal: Sendable {
-    private let state = Mutex<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
-
-    func fire() {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.count += 1
-            let count = state.count
-            let ready = state.waiters.filter { $0.0 <= count }.map(\.1)
-            state.waiters.removeAll { $0.0 <= count }
-            return ready
-        }
-        ready.forEach { $0.resume() }
-    }
-
-    var count: Int { state.withLock { $0.count } }
-
-    func wait(for count: Int = 1) async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.count >= count { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
 }
 
 /// What a completion handler was called with, for a test to await.

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import URLSessionCompat
 
 /// A delegate as legacy code writes them: it implements every method, records

@@ -13,17 +13,16 @@ struct CookieFile: Sendable {
 
     static var defaultURL: URL? { StorageLocation.defaultFolder?.appendingPathComponent("cookies.json") }
 
-    private struct Entry: Codable {
-        var name: String
-        var value: String
-        var domain: String
-        var hostOnly: Bool
-        var path: String
-        var secure: Bool
-        var httpOnly: Bool
-        var sameSite: String?
-        var expires: Double
-        var created: Double
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return encoder
+    }
+
+    private static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
     }
 
     func load(now: Date, policy: CookiePolicy) -> Result<[StoredCookie], StorageFileError> {
@@ -33,35 +32,21 @@ struct CookieFile: Sendable {
         case .success(nil):
             return .success([])
         case .success(let data?):
-            guard let entries = try? JSONDecoder().decode([Entry].self, from: data) else {
+            guard let stored = try? Self.decoder.decode([StoredCookie].self, from: data) else {
                 return .failure(StorageFileError("\(url.path) is not a cookie file of this library (it does not decode)"))
             }
-            var cookies: [StoredCookie] = []
-            for entry in entries {
-                let cookie = StoredCookie(
-                    name: entry.name, value: entry.value, domain: entry.domain, hostOnly: entry.hostOnly,
-                    path: entry.path, secure: entry.secure, httpOnly: entry.httpOnly, sameSite: entry.sameSite,
-                    expires: Date(timeIntervalSince1970: entry.expires), created: Date(timeIntervalSince1970: entry.created))
-                // Each entry must be one a response could have set: a
-                // tampered file cannot plant a cookie for a public suffix.
-                guard policy.isPlausible(cookie), !cookie.isExpired(at: now) else { continue }
-                cookies.append(cookie)
-            }
-            return .success(cookies)
+            // Each entry must be one a response could have set (a tampered
+            // file cannot plant a cookie for a public suffix), and lasting.
+            return .success(stored.filter { policy.isPlausible($0) && $0.expires != nil && !$0.isExpired(at: now) })
         }
     }
 
     /// Writes the persistent ones of `cookies`; returns why it could not.
     func save(_ cookies: [StoredCookie]) -> String? {
         if let problem = StorageLocation.prepare(url.deletingLastPathComponent()) { return problem }
-        let entries = cookies.compactMap { cookie -> Entry? in
-            guard let expires = cookie.expires else { return nil }
-            return Entry(
-                name: cookie.name, value: cookie.value, domain: cookie.domain, hostOnly: cookie.hostOnly,
-                path: cookie.path, secure: cookie.secure, httpOnly: cookie.httpOnly, sameSite: cookie.sameSite,
-                expires: expires.timeIntervalSince1970, created: cookie.created.timeIntervalSince1970)
+        guard let data = try? Self.encoder.encode(cookies.filter { $0.expires != nil }) else {
+            return "cannot encode the cookies"
         }
-        guard let data = try? JSONEncoder().encode(entries) else { return "cannot encode the cookies" }
         return StorageLocation.writeAtomically(data, to: url)
     }
 }

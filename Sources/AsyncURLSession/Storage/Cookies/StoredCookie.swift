@@ -3,8 +3,9 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A cookie as the jar keeps it (RFC 6265bis §5.7's storage fields).
-struct StoredCookie: Equatable, Sendable {
+/// A cookie as the jar keeps it (RFC 6265bis §5.7's storage fields), and as
+/// its file holds it (JSON, dates in seconds since 1970).
+struct StoredCookie: Equatable, Sendable, Codable {
     var name: String
     var value: String
     /// The host (host-only cookies) or the domain, lowercased, no leading dot.
@@ -30,6 +31,11 @@ struct StoredCookie: Equatable, Sendable {
     }
 
     var key: Key { Key(name: name, domain: domain, hostOnly: hostOnly, path: path) }
+
+    /// `sequence` is the jar's, not the cookie's: not written.
+    private enum CodingKeys: String, CodingKey {
+        case name, value, domain, hostOnly, path, secure, httpOnly, sameSite, expires, created
+    }
 
     func isExpired(at now: Date) -> Bool {
         if let expires { return expires <= now }

@@ -3,7 +3,7 @@ import Synchronization
 /// Counts occurrences of something (a completion, an invalidation) and lets a
 /// test wait until it happened n times. Waiting is bounded by the test's
 /// `withServer` time limit.
-final class Signal: Sendable {
+public final class Signal: Sendable {
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -11,7 +11,9 @@ final class Signal: Sendable {
         var waiters: [(Int, CheckedContinuation<Void, Never>)] = []
     }
 
-    func fire() {
+    public init() {}
+
+    public func fire() {
         let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.count += 1
             let count = state.count
@@ -22,9 +24,9 @@ final class Signal: Sendable {
         ready.forEach { $0.resume() }
     }
 
-    var count: Int { state.withLock { $0.count } }
+    public var count: Int { state.withLock { $0.count } }
 
-    func wait(for count: Int = 1) async {
+    public func wait(for count: Int = 1) async {
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> Bool in
                 if state.count >= count { return true }
