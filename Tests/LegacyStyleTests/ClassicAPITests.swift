@@ -267,3 +267,47 @@ import URLSessionCompat
         #expect(storage.cookies?.isEmpty == true)
     }
 }
+
+/// The classic credential storage: the library's class, consulted by
+/// default handling on every path, and where `.permanent` answers go.
+@Suite struct CredentialStorageClassTests {
+    private func space(_ server: LoopbackServer) -> URLProtectionSpace {
+        URLProtectionSpace(
+            host: "127.0.0.1", port: server.port, protocol: "http", realm: "loopback",
+            authenticationMethod: NSURLAuthenticationMethodHTTPBasic)
+    }
+
+    @Test func classicStorage_isTheLibrarysClass_withApplesDefaults() {
+        #expect(String(reflecting: URLCredentialStorage.self) == "URLSessionCompat.URLCredentialStorage")
+        #expect(URLSessionConfiguration.default.urlCredentialStorage === URLCredentialStorage.shared)
+        let ephemeral = URLSessionConfiguration.ephemeral.urlCredentialStorage
+        #expect(ephemeral != nil && ephemeral !== URLCredentialStorage.shared)
+    }
+
+    @Test func storedDefaultCredential_answersACompletionHandlerTaskWithoutDelegate() async throws {
+        try await withServer { server in
+            let storage = URLCredentialStorage()
+            storage.setDefaultCredential(URLCredential(user: "u", password: "p", persistence: .permanent), for: space(server))
+            let configuration = legacyConfiguration()
+            configuration.urlCredentialStorage = storage
+            let result = HandlerResult<Data>()
+            URLSession(configuration: configuration)
+                .dataTask(with: server.url("/auth/basic?user=u&password=p")) { result.set($0, $1, $2) }.resume()
+            let (_, response, _) = await result.value()
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        }
+    }
+
+    @Test func permanentAnswer_landsInTheConfiguredStorage() async throws {
+        try await withServer { server in
+            let storage = URLCredentialStorage()
+            let configuration = legacyConfiguration()
+            configuration.urlCredentialStorage = storage
+            let delegate = LegacyDelegate(credential: URLCredential(user: "u", password: "p", persistence: .permanent))
+            URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+                .dataTask(with: server.url("/auth/basic?user=u&password=p")).resume()
+            await delegate.completed.wait()
+            #expect(storage.credentials(for: space(server))?["u"]?.password == "p")
+        }
+    }
+}

@@ -157,20 +157,23 @@ public actor Session {
     }
 
     /// Forgets the session's stored credentials and empties its cookie jar
-    /// (for a default session that is `CookieJar.shared`, as Apple's reset
-    /// empties the shared storage), as `URLSession.reset` (there is no
+    /// and credential storage (for a default session those are the shared
+    /// ones, as Apple's reset empties the shared storage), as
+    /// `URLSession.reset` (there is no
     /// response cache yet). Connections stay open: libcurl offers no way to
     /// close idle ones short of closing the pool.
     public func reset() {
         context.credentials.removeAll()
         context.configuration.cookieJar?.removeAll()
-        context.configuration.cookieJar?.flush()
+        context.configuration.credentialStorage?.removeAll()
+        flush()
     }
 
-    /// Writes what the session keeps on disk (its cookie jar's file) now,
-    /// as `URLSession.flush`.
+    /// Writes what the session keeps on disk (its cookie jar's and
+    /// credential storage's files) now, as `URLSession.flush`.
     public func flush() {
         context.configuration.cookieJar?.flush()
+        context.configuration.credentialStorage?.flush()
     }
 
     // MARK: - Invalidation

@@ -117,9 +117,17 @@ public struct SessionConfiguration: Sendable {
     /// no `mainDocumentURL`, as URLSession requests usually do not).
     public var httpCookieAcceptPolicy: HTTPCookie.AcceptPolicy = .onlyFromMainDocumentDomain
 
+    /// Where challenges find credentials by default handling and answers
+    /// with `.permanent` persistence are kept: `CredentialStorage.shared`
+    /// for `.default` (on disk), a storage of the configuration's own for
+    /// `.ephemeral` (memory), nil for none. (`.forSession` answers are kept
+    /// by the session itself.)
+    public var credentialStorage: CredentialStorage?
+
     public init(kind: Kind = .default) {
         self.kind = kind
         cookieJar = kind == .default ? CookieJar.shared : CookieJar()
+        credentialStorage = kind == .default ? CredentialStorage.shared : CredentialStorage()
     }
 }
 

@@ -15,6 +15,24 @@ extension TaskCore {
         return URLCredential(user: user, password: password, persistence: .forSession)
     }
 
+    /// As Apple: `.forSession` answers are kept by the session, `.permanent`
+    /// ones by the configuration's credential storage (by the session when
+    /// there is none), `.none` ones nowhere.
+    private func remember(_ credential: URLCredential, for space: URLProtectionSpace) {
+        switch credential.persistence {
+        case .none:
+            return
+        case .permanent:
+            if let storage = context.configuration.credentialStorage {
+                storage.set(credential, for: space)
+                return
+            }
+            context.credentials.set(credential, for: space)
+        default:
+            context.credentials.set(credential, for: space)
+        }
+    }
+
     /// A hop ended on a 401/407: offer a challenge for the first method the
     /// server offered that we speak and nobody rejected.
     func offerChallenge(_ held: HopState.Held) {
@@ -46,7 +64,8 @@ extension TaskCore {
         }
         // Default handling uses a stored credential, else the URL's
         // user:password, and only before one has failed here.
-        let defaultCredential = context.credentials.credential(for: space) ?? urlCredential()
+        let defaultCredential = context.credentials.credential(for: space)
+            ?? context.configuration.credentialStorage?.defaultCredential(for: space) ?? urlCredential()
         // As Apple: after a failure the challenge proposes the credential
         // that failed (so a handler can show its user name again).
         let proposed = failures > 0 ? usedCredential?.credential ?? defaultCredential : defaultCredential
@@ -62,7 +81,7 @@ extension TaskCore {
                     stopAtHeldResponse(held)
                     return
                 }
-                if credential.persistence != .none { context.credentials.set(credential, for: space) }
+                remember(credential, for: space)
                 startHop(request, credential: HopCredential(credential: credential, method: method))
             case .performDefaultHandling:
                 if let defaultCredential, failures == 0, !isProxy {

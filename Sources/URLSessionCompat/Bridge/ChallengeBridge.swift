@@ -14,22 +14,6 @@ enum ChallengeBridge {
             error: nil, sender: ChallengeSender.shared)
     }
 
-    /// The storage's default credential for the space (else any of its
-    /// credentials for it). Spaces are compared field by field: corelibs'
-    /// `defaultCredential(for:)` misses equal spaces made elsewhere.
-    static func storedCredential(in storage: URLCredentialStorage, for space: URLProtectionSpace) -> URLCredential? {
-        if let credential = storage.defaultCredential(for: space) { return credential }
-        for (stored, credentials) in storage.allCredentials where same(stored, space) {
-            if let credential = credentials.values.first { return credential }
-        }
-        return nil
-    }
-
-    private static func same(_ a: URLProtectionSpace, _ b: URLProtectionSpace) -> Bool {
-        a.host.lowercased() == b.host.lowercased() && a.port == b.port && a.protocol == b.protocol
-            && a.realm == b.realm && a.authenticationMethod == b.authenticationMethod && a.isProxy() == b.isProxy()
-    }
-
     static func answer(
         _ decision: ChallengeDecision, with disposition: URLSession.AuthChallengeDisposition,
         credential: URLCredential?

@@ -51,6 +51,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
     init(core: SessionConfiguration) {
         var initial = Storage(core: core)
         initial.httpCookieStorage = core.cookieJar.map { $0 === CookieJar.shared ? .shared : HTTPCookieStorage(cookieJar: $0) }
+        initial.urlCredentialStorage = core.credentialStorage.map {
+            $0 === CredentialStorage.shared ? .shared : URLCredentialStorage(credentialStorage: $0)
+        }
         storage = Mutex(initial)
         super.init()
     }
@@ -62,9 +65,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
 
     /// A new configuration each time: persistent storage.
     open class var `default`: URLSessionConfiguration {
-        let configuration = URLSessionConfiguration(core: .default)
-        configuration.urlCredentialStorage = .shared
-        return configuration
+        URLSessionConfiguration(core: .default)
     }
 
     /// A new configuration each time: nothing is written to disk.
@@ -94,6 +95,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
                 core.httpShouldSetCookies = storage.httpShouldSetCookies
                 core.httpCookieAcceptPolicy = storage.httpCookieAcceptPolicy
                 core.cookieJar = storage.httpCookieStorage?.cookieJar
+                core.credentialStorage = storage.urlCredentialStorage?.credentialStorage
                 return core
             }
         }
@@ -140,8 +142,10 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.httpMaximumConnectionsPerHost] = newValue }
     }
 
-    /// Consulted when a challenge is left to default handling: its default
-    /// credential for the protection space is used. `.shared` for `default`.
+    /// Where default handling finds a credential (the space's default one,
+    /// else its only one) and `.permanent` answers are kept: `.shared` for
+    /// `.default` (on disk), a storage of its own for `.ephemeral`, nil for
+    /// none (this library's `URLCredentialStorage`).
     open var urlCredentialStorage: URLCredentialStorage? {
         get { self[\.urlCredentialStorage] }
         set { self[\.urlCredentialStorage] = newValue }

@@ -46,16 +46,10 @@ extension TaskDriver {
         switch reply {
         case .answered(let answer):
             apply(answer, to: decision)
-        case .notImplemented:
-            // Default handling, as Apple: the configuration's credential
-            // storage, once; then the core's (session store, URL user info).
-            if decision.previousFailureCount == 0,
-                let storage = session.settings.urlCredentialStorage,
-                let stored = ChallengeBridge.storedCredential(in: storage, for: decision.protectionSpace)
-            {
-                decision.useCredential(stored)
-            }
-        case .abandoned:
+        case .notImplemented, .abandoned:
+            // Default handling, which the core does: the session's
+            // credentials, the configuration's credential storage, the URL's
+            // user and password.
             break
         }
     }
