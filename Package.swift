@@ -34,15 +34,18 @@ let package = Package(
             pkgConfig: "libpsl",
             providers: [.apt(["libpsl-dev"])]
         ),
+        // A lock ThreadSanitizer can see, standing in for Synchronization.Mutex
+        // only in sanitizer builds (-DASYNCURLSESSION_SANITIZER_LOCKS).
+        .target(name: "SanitizerVisibleLock"),
         // The only module that imports CCurl: engine thread, handles, transfers.
-        .target(name: "CurlEngine", dependencies: ["CCurl"]),
+        .target(name: "CurlEngine", dependencies: ["CCurl", "SanitizerVisibleLock"]),
         // A copy with cache-bypassing stores, for large collected bodies.
         .target(name: "CStreamingCopy"),
         // The public async core.
-        .target(name: "AsyncURLSession", dependencies: ["CurlEngine", "CStreamingCopy", "CPSL"]),
+        .target(name: "AsyncURLSession", dependencies: ["CurlEngine", "CStreamingCopy", "CPSL", "SanitizerVisibleLock"]),
         // The classic delegate and completion-handler API, built only on the
         // public API of AsyncURLSession.
-        .target(name: "URLSessionCompat", dependencies: ["AsyncURLSession"]),
+        .target(name: "URLSessionCompat", dependencies: ["AsyncURLSession", "SanitizerVisibleLock"]),
         // Real HTTP/1.1 (+ TLS, HTTP/2) server for tests, the CLI demo and benchmarks.
         .target(
             name: "LoopbackServer",
