@@ -71,7 +71,7 @@ let package = Package(
         ),
         // What every test target uses: time limits, a per-test loopback server.
         .target(name: "TestSupport", dependencies: ["LoopbackServer"], path: "Tests/TestSupport"),
-        .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine"]),
+        .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine", "SanitizerVisibleLock"]),
         .testTarget(
             name: "AsyncURLSessionTests",
             dependencies: [
@@ -79,6 +79,7 @@ let package = Package(
                 "CStreamingCopy",
                 "LoopbackServer",
                 "TestSupport",
+                "SanitizerVisibleLock",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -94,7 +95,7 @@ let package = Package(
         .testTarget(
             name: "URLSessionCompatTests",
             dependencies: [
-                "URLSessionCompat", "LoopbackServer", "TestSupport",
+                "URLSessionCompat", "LoopbackServer", "TestSupport", "SanitizerVisibleLock",
                 "MigrationGuideBefore", "MigrationGuideAfter", "MigrationGuideAsync",
             ]
         ),
