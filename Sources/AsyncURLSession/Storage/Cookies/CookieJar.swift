@@ -28,6 +28,7 @@ public final class CookieJar: Sendable {
     private let policy: CookiePolicy
     private let file: CookieFile?
     private let state = Mutex(State())
+    private let saving = SaveSchedule()
     /// How many cookies are stored: requests read it without the lock, so
     /// that an empty jar costs a load per request.
     private let storedCount = Atomic<Int>(0)
@@ -36,8 +37,6 @@ public final class CookieJar: Sendable {
         var cookies: [StoredCookie.Key: StoredCookie] = [:]
         var acceptPolicy: HTTPCookie.AcceptPolicy = .always
         var nextSequence: UInt64 = 0
-        /// A write of the file is due (one is scheduled).
-        var saveScheduled = false
         var fileProblem: String?
         var observer: (@Sendable ([HTTPCookie], URL) -> Void)?
     }
@@ -82,10 +81,8 @@ public final class CookieJar: Sendable {
     /// second after the last change.
     public func flush() {
         guard let file else { return }
-        let cookies = state.withLock { state -> [StoredCookie] in
-            state.saveScheduled = false
-            return Array(state.cookies.values)
-        }
+        saving.writing()
+        let cookies = state.withLock { Array($0.cookies.values) }
         let problem = file.save(cookies)
         state.withLock { $0.fileProblem = problem.map { "The cookie file was not written: \($0)." } }
     }
@@ -94,14 +91,7 @@ public final class CookieJar: Sendable {
     /// second later, however many changes come meanwhile.
     private func scheduleSave() {
         guard file != nil else { return }
-        let schedule = state.withLock { state -> Bool in
-            defer { state.saveScheduled = true }
-            return !state.saveScheduled
-        }
-        guard schedule else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) { [self] in
-            if state.withLock({ $0.saveScheduled }) { flush() }
-        }
+        saving.request { [self] in flush() }
     }
 
     /// Which responses may set cookies here (`.always` by default;

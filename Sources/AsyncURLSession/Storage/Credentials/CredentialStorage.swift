@@ -22,10 +22,10 @@ public final class CredentialStorage: Sendable {
 
     private let file: CredentialFile?
     private let state = Mutex(State())
+    private let saving = SaveSchedule()
 
     struct State {
         var entries: [ProtectionSpaceKey: Entry] = [:]
-        var saveScheduled = false
         var fileProblem: String?
     }
 
@@ -121,23 +121,14 @@ public final class CredentialStorage: Sendable {
     /// Writes the file now (for a storage kept on disk).
     public func flush() {
         guard let file else { return }
-        let entries = state.withLock { state -> [ProtectionSpaceKey: Entry] in
-            state.saveScheduled = false
-            return state.entries
-        }
+        saving.writing()
+        let entries = state.withLock { $0.entries }
         let problem = file.save(entries)
         state.withLock { $0.fileProblem = problem.map { "The credential file was not written: \($0)." } }
     }
 
     private func scheduleSave() {
         guard file != nil else { return }
-        let schedule = state.withLock { state -> Bool in
-            defer { state.saveScheduled = true }
-            return !state.saveScheduled
-        }
-        guard schedule else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + 1) { [self] in
-            if state.withLock({ $0.saveScheduled }) { flush() }
-        }
+        saving.request { [self] in flush() }
     }
 }
