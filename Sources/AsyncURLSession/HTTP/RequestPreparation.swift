@@ -87,8 +87,8 @@ enum RequestPreparation {
 
         // The jar's cookies, unless the request brings its own Cookie
         // header (sent as given) or opts out. An empty jar costs one load.
-        if configuration.httpShouldSetCookies, request.httpShouldHandleCookies, let jar = configuration.cookieJar,
-            !jar.isEmpty, !fields.contains(where: { $0.0.equalsIgnoringASCIICase("Cookie") }),
+        if let jar = configuration.cookieJar, !jar.isEmpty, configuration.httpShouldSetCookies,
+            request.httpShouldHandleCookies, !fields.contains(where: { $0.0.equalsIgnoringASCIICase("Cookie") }),
             let cookies = jar.cookieHeader(for: url)
         {
             if let problem = HeaderValidation.problem(name: "Cookie", value: cookies) {
