@@ -18,10 +18,10 @@ enum RedirectPolicy {
     static let followedStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
 
     /// - Parameter sensitive: whether a (lowercased) header name must not
-    ///   follow a redirect to another origin.
+    ///   follow a redirect to another origin (the session's
+    ///   `SessionConfiguration.isSensitiveHeader`).
     static func evaluate(
-        response: HTTPURLResponse, request: URLRequest,
-        sensitive: (String) -> Bool = { ["authorization", "proxy-authorization", "cookie"].contains($0) }
+        response: HTTPURLResponse, request: URLRequest, sensitive: (String) -> Bool
     ) -> Evaluation {
         guard followedStatusCodes.contains(response.statusCode),
             let location = response.value(forHTTPHeaderField: "Location")
