@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // AsyncURLSession: URLSession's model, async/await first, on libcurl.
-// The core (CurlEngine + AsyncURLSession) depends on Foundation, libcurl and libpsl only.
+// The core (CurlEngine + AsyncURLSession) depends on Foundation, libcurl, libpsl and libsqlite3 only.
 // SwiftNIO and friends are used by the loopback test server and the CLI only.
 import PackageDescription
 
@@ -34,6 +34,13 @@ let package = Package(
             pkgConfig: "libpsl",
             providers: [.apt(["libpsl-dev"])]
         ),
+        // SQLite: the response cache's disk store (atomic commits, so a torn
+        // write never yields a wrong body).
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
         // A lock ThreadSanitizer can see, standing in for Synchronization.Mutex
         // only in sanitizer builds (-DASYNCURLSESSION_SANITIZER_LOCKS).
         .target(name: "SanitizerVisibleLock"),
@@ -42,7 +49,7 @@ let package = Package(
         // A copy with cache-bypassing stores, for large collected bodies.
         .target(name: "CStreamingCopy"),
         // The public async core.
-        .target(name: "AsyncURLSession", dependencies: ["CurlEngine", "CStreamingCopy", "CPSL", "SanitizerVisibleLock"]),
+        .target(name: "AsyncURLSession", dependencies: ["CurlEngine", "CStreamingCopy", "CPSL", "CSQLite", "SanitizerVisibleLock"]),
         // The classic delegate and completion-handler API, built only on the
         // public API of AsyncURLSession.
         .target(name: "URLSessionCompat", dependencies: ["AsyncURLSession", "SanitizerVisibleLock"]),

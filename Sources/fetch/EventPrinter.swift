@@ -40,8 +40,13 @@ struct EventPrinter {
             chunkNumber += 1
             totalBytes += chunk.count
             return "data: \(chunk.count) bytes (total \(totalBytes))"
+        case .willCacheResponse(let decision):
+            return "willCacheResponse: \(decision.proposedResponse.data.count) body bytes (storing)"
         case .metrics(let metrics):
             guard let last = metrics.transactionMetrics.last else { return "metrics: none" }
+            if last.fetchType == .localCache {
+                return String(format: "metrics: from the cache, %.1f ms total", metrics.taskInterval.duration * 1000)
+            }
             let total = metrics.taskInterval.duration * 1000
             return String(
                 format: "metrics: %@, %@connection, %.1f ms total, %lld body bytes",

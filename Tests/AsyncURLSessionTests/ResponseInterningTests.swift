@@ -19,7 +19,7 @@ import Testing
         return ResponseHead(
             statusCode: status, httpVersion: version,
             fields: ResponseHeaderFields(fields.map { (name: $0.0, value: $0.1) }),
-            contentLength: length, hasContentEncoding: false)
+            contentLength: length, hasContentEncoding: false, contentTypeIsMultipart: false)
     }
 
     /// What corelibs builds when given the head's fields the way URLSession

@@ -147,7 +147,9 @@ import Testing
             case .deliver(.response, _), .deliver(.informationalResponse, _): kinds.append("response")
             case .deliver(.data, _): kinds.append("data")
             case .deliver(.metrics, _): kinds.append("metrics")
-            case .deliver(.redirect, _), .deliver(.challenge, _), .deliver(.needBodyStream, _): kinds.append("decision")
+            case .deliver(.redirect, _), .deliver(.challenge, _), .deliver(.needBodyStream, _),
+                .deliver(.willCacheResponse, _):
+                kinds.append("decision")
             case .deliver(.uploadProgress, _), .deliver(.downloadProgress, _): kinds.append("progress")
             case .deliver(.downloaded, _), .deliver(.resumed, _): kinds.append("download")
             case .finishStream: kinds.append("end"); break loop

@@ -16,6 +16,7 @@ public protocol SessionTaskDelegate: AnyObject, Sendable {
     func task(_ task: SessionTask, didReceive challenge: ChallengeDecision) async
     func task(_ task: SessionTask, didReceive response: HTTPURLResponse, decision: ResponseDecision) async
     func task(_ task: SessionTask, needsBodyStream decision: BodyStreamDecision) async
+    func task(_ task: SessionTask, willCacheResponse decision: CacheDecision) async
 }
 
 extension SessionTaskDelegate {
@@ -23,4 +24,5 @@ extension SessionTaskDelegate {
     public func task(_ task: SessionTask, didReceive challenge: ChallengeDecision) async {}
     public func task(_ task: SessionTask, didReceive response: HTTPURLResponse, decision: ResponseDecision) async {}
     public func task(_ task: SessionTask, needsBodyStream decision: BodyStreamDecision) async {}
+    public func task(_ task: SessionTask, willCacheResponse decision: CacheDecision) async {}
 }

@@ -166,14 +166,17 @@ public actor Session {
         context.credentials.removeAll()
         context.configuration.cookieJar?.removeAll()
         context.configuration.credentialStorage?.removeAll()
+        context.configuration.responseCache?.removeAllCachedResponses()
         flush()
     }
 
     /// Writes what the session keeps on disk (its cookie jar's and
-    /// credential storage's files) now, as `URLSession.flush`.
+    /// credential storage's files, its response cache's database) now, as
+    /// `URLSession.flush`.
     public func flush() {
         context.configuration.cookieJar?.flush()
         context.configuration.credentialStorage?.flush()
+        context.configuration.responseCache?.flush()
     }
 
     // MARK: - Invalidation

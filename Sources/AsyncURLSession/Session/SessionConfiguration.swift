@@ -124,10 +124,21 @@ public struct SessionConfiguration: Sendable {
     /// by the session itself.)
     public var credentialStorage: CredentialStorage?
 
+    /// Where GET responses are kept and found again (RFC 9111, a private
+    /// cache): `ResponseCache.shared` for `.default` (memory and disk), a
+    /// memory-only cache of the configuration's own for `.ephemeral`, nil
+    /// for none. See `requestCachePolicy` and URLRequest's `cachePolicy`.
+    public var responseCache: ResponseCache?
+
+    /// The cache policy of requests that leave theirs at
+    /// `.useProtocolCachePolicy` (URLRequest's default).
+    public var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
+
     public init(kind: Kind = .default) {
         self.kind = kind
         cookieJar = kind == .default ? CookieJar.shared : CookieJar()
         credentialStorage = kind == .default ? CredentialStorage.shared : CredentialStorage()
+        responseCache = kind == .default ? ResponseCache.shared : ResponseCache(memoryCapacity: 4 << 20)
     }
 }
 

@@ -30,6 +30,9 @@ struct HopState {
     let request: URLRequest
     let credential: HopCredential?
     private(set) var held: Held?
+    /// What this hop does with the session's response cache; nil when it
+    /// does nothing with it.
+    var cache: HopCache?
     /// Body of a held response is kept up to this size; a larger one is not
     /// followed or retried but delivered as the response, so nothing is lost.
     static let heldBodyLimit = 1 << 20

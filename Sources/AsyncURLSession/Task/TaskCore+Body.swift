@@ -112,13 +112,25 @@ extension TaskCore {
 
     /// Starts the engine transfer of a hop whose body is known.
     private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
+        let sent: URLRequest
+        let hopCache: HopCache?
+        switch cacheLaunch(for: request, credential: credential) {
+        case .network(let request, let cache):
+            (sent, hopCache) = (request, cache)
+        case .stored(let stored, let cache):
+            launchLocalHop(request, responder: StoredResponseResponder(stored: stored), cache: cache)
+            return
+        case .fail(let error):
+            completeWithTransactions(error: error)
+            return
+        }
         let configuration = context.configuration
         // Only asked when the session adds headers (most add none): a hop
         // to another origin than the task's gets none of its sensitive ones.
         let crossOrigin = !configuration.httpAdditionalHeaders.isEmpty
             && !RedirectPolicy.sameOrigin(originalRequest.url, request.url)
         let prepared = RequestPreparation.transferRequest(
-            for: request, configuration: configuration, credential: credential, body: body, crossOrigin: crossOrigin)
+            for: sent, configuration: configuration, credential: credential, body: body, crossOrigin: crossOrigin)
         guard case .success(let transferRequest) = prepared else {
             if case .stream(let stream, _) = body { stream.finish() }
             if case .failure(let error) = prepared { completeWithTransactions(error: error) }
@@ -134,7 +146,9 @@ extension TaskCore {
             // an engine thread.
             let id = engine.makeTransferID(for: url, in: placement)
             guarded.hop = HopState(request: request, credential: credential)
+            guarded.hop.cache = hopCache
             guarded.transferID = id
+            guarded.localTransfer = nil
             guarded.pipeline.startedSending(expected: expectedToSend)
             return (id, guarded.pipeline.state == .suspended, metricsReadable(guarded))
         }
@@ -145,6 +159,6 @@ extension TaskCore {
         engine.start(
             id, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
             delegate: self)
-        if suspended { engine.suspend(id, in: context.engineID) }
+        if suspended { suspendTransfer(id) }
     }
 }

@@ -171,7 +171,7 @@ extension TaskCore {
         if let error = outcome.0 {
             cancelWith(error)
         } else if let id = outcome.1 {
-            engine.resumeReceiving(id, in: context.engineID)
+            resumeReceivingTransfer(id)
         }
     }
 

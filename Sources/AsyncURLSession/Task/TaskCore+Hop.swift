@@ -21,8 +21,13 @@ extension TaskCore {
     func hopDidReceiveHead(_ head: consuming ResponseHead, id: TransferID) {
         // Foundation's HTTPURLResponse is costly to build: never under the
         // lock, and only where it is needed (see ResponseSource).
-        guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }) else { return }
-        if head.hasSetCookie { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
+        guard let (url, usesCache) = guarded.withLock({ guarded -> (URL, Bool)? in
+            guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
+            return (url, guarded.hop.cache != nil)
+        }) else { return }
+        // A stored response's cookies were stored when it first came.
+        if head.hasSetCookie, !id.isLocal { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
+        if usesCache, !cacheReceivedHead(head, url: url, id: id) { return }
         let source = ResponseSource(head: head, url: url)
         let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
             guard guarded.transferID == id else { return nil }
@@ -59,6 +64,11 @@ extension TaskCore {
                 return .release(response, body)
             case .deliver:
                 break
+            }
+            if guarded.hop.cache != nil {
+                // A 304 that revalidated has no body of its own to deliver.
+                if guarded.hop.cache!.notModified != nil { return .verdict(.accepted, nil) }
+                guarded.hop.cache!.receivedBody(bytes)
             }
             if guarded.download != nil {
                 let (verdict, wake) = downloadReceived(bytes, in: &guarded)
@@ -112,8 +122,10 @@ extension TaskCore {
             if metricsReadable(guarded) {
                 guarded.transactions.append(PendingTransaction(
                     metrics: outcome.metrics, request: guarded.hop.request,
-                    response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource))
+                    response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource,
+                    fetchType: guarded.localTransfer?.fetchType ?? .networkLoad))
             }
+            guarded.localTransfer = nil
             let end: HopEnd = outcome.error.map { .failure($0) } ?? .success
             if guarded.responseHandlersRunning {
                 // The response is not published yet: end after it.
@@ -132,7 +144,7 @@ extension TaskCore {
             return
         }
         guard let held else {
-            completeWithTransactions(error: nil)
+            if !finishWithCache() { completeWithTransactions(error: nil) }
             return
         }
         switch held.kind {
@@ -230,7 +242,7 @@ extension TaskCore {
         // With no events consumer there is nobody left to answer.
         if published.collecting { decision?.settleWithDefault() }
         published.wake?.run(by: self)
-        if let id = published.resumeReceiving { engine.resumeReceiving(id, in: context.engineID) }
+        if let id = published.resumeReceiving { resumeReceivingTransfer(id) }
         if let error = published.bodyError {
             cancelWith(error)
         } else if let (end, held) = published.pendingEnd {
@@ -242,7 +254,7 @@ extension TaskCore {
     func cancelWith(_ error: URLError) {
         let id = guarded.withLock { $0.transferID }
         if let id {
-            engine.cancel(id, in: context.engineID, error: error)
+            cancelTransfer(id, error: error)
         } else {
             completeWithTransactions(error: error)
         }

@@ -88,7 +88,7 @@ extension TaskCore: TurnWork {
             return (waiter, event, resumeReceiving, guarded.transferID)
         }
         guard let (waiter, event, resumeReceiving, id) = handOff else { return }
-        if resumeReceiving, let id { engine.resumeReceiving(id, in: context.engineID) }
+        if resumeReceiving, let id { resumeReceivingTransfer(id) }
         waiter.resume(returning: event)
     }
 

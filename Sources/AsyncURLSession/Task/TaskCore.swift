@@ -32,6 +32,9 @@ final class TaskCore: Sendable {
         var hop: HopState
         /// The engine transfer of the current hop; nil between hops.
         var transferID: TransferID?
+        /// The current hop's exchange when it is answered without the
+        /// engine (`transferID.isLocal`).
+        var localTransfer: LocalTransfer?
         var redirectCount = 0
         var transactions: [PendingTransaction] = []
         /// Failed attempts per protection space (URLAuthenticationChallenge's previousFailureCount).
@@ -194,7 +197,7 @@ final class TaskCore: Sendable {
                 startHop(originalRequest, credential: nil)
             }
         case .resumeTransfer:
-            if let id = guarded.withLock({ $0.transferID }) { engine.resume(id, in: context.engineID) }
+            if let id = guarded.withLock({ $0.transferID }) { resumeTransfer(id) }
         case .none:
             break
         }
@@ -203,7 +206,7 @@ final class TaskCore: Sendable {
     func suspend() {
         let (action, id) = guarded.withLock { ($0.pipeline.suspend(), $0.transferID) }
         if case .suspendTransfer = action, let id {
-            engine.suspend(id, in: context.engineID)
+            suspendTransfer(id)
         }
     }
 
@@ -220,7 +223,7 @@ final class TaskCore: Sendable {
         case .cancelTransfer(let dropped):
             _ = consume dropped  // released here, after the lock
             if let id {
-                engine.cancel(id, in: context.engineID, error: error)
+                cancelTransfer(id, error: error)
             } else {
                 // No transfer runs (a decision is pending between hops, or
                 // the first hop waits for a body stream): nothing will report
@@ -319,7 +322,7 @@ final class TaskCore: Sendable {
         guard let (action, id) = ready else { return .mustWait }
         switch action {
         case .deliver(let event, let resumeReceiving):
-            if resumeReceiving, let id { engine.resumeReceiving(id, in: context.engineID) }
+            if resumeReceiving, let id { resumeReceivingTransfer(id) }
             return .event(event)
         case .finishStream:
             return .end
@@ -353,7 +356,7 @@ final class TaskCore: Sendable {
                 }
                 switch action {
                 case .deliver(let event, let resumeReceiving):
-                    if resumeReceiving, let id { engine.resumeReceiving(id, in: context.engineID) }
+                    if resumeReceiving, let id { resumeReceivingTransfer(id) }
                     continuation.resume(returning: event)
                 case .finishStream:
                     continuation.resume(returning: nil)
@@ -496,15 +499,22 @@ struct PendingTransaction: Sendable {
     let metrics: TransferMetrics
     let request: URLRequest
     let response: ResponseSource?
+    let fetchType: TransactionMetrics.FetchType
 
-    init(metrics: TransferMetrics, request: URLRequest, response: ResponseSource?) {
+    init(
+        metrics: TransferMetrics, request: URLRequest, response: ResponseSource?,
+        fetchType: TransactionMetrics.FetchType = .networkLoad
+    ) {
         self.metrics = metrics
         self.request = request
         self.response = response
+        self.fetchType = fetchType
     }
 
     var transactionMetrics: TransactionMetrics {
-        ResponseConversion.transactionMetrics(metrics, request: request, response: response?.response)
+        var converted = ResponseConversion.transactionMetrics(metrics, request: request, response: response?.response)
+        converted.fetchType = fetchType
+        return converted
     }
 }
 
@@ -516,6 +526,7 @@ extension TaskEvent {
         case .challenge(let decision): return .challenge(decision)
         case .response(_, let decision): return .response(decision)
         case .needBodyStream(let decision): return .bodyStream(decision)
+        case .willCacheResponse(let decision): return .cache(decision)
         case .data, .metrics, .uploadProgress, .downloadProgress, .downloaded, .resumed, .informationalResponse: return nil
         }
     }
@@ -530,6 +541,7 @@ enum OutstandingDecision: Sendable {
     case redirect(RedirectDecision)
     case challenge(ChallengeDecision)
     case bodyStream(BodyStreamDecision)
+    case cache(CacheDecision)
 
     func settleWithDefault() {
         switch self {
@@ -537,6 +549,7 @@ enum OutstandingDecision: Sendable {
         case .redirect(let decision): decision.core.settleWithDefault()
         case .challenge(let decision): decision.core.settleWithDefault()
         case .bodyStream(let decision): decision.core.settleWithDefault()
+        case .cache(let decision): decision.core.settleWithDefault()
         }
     }
 }

@@ -44,6 +44,10 @@ public enum TaskEvent: Sendable {
     case response(HTTPURLResponse, ResponseDecision)
     /// The next piece of the body, in order; the pieces concatenate to the body.
     case data(Data)
+    /// The session's cache is about to store the response (after the last
+    /// `data`, before `metrics`): keep it, change it or refuse it. Only for
+    /// a response the cache may store, never for one it served.
+    case willCacheResponse(CacheDecision)
     /// Timings and sizes of the task, just before the stream ends.
     case metrics(TaskMetrics)
 }

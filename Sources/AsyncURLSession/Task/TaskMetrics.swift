@@ -38,4 +38,14 @@ public struct TransactionMetrics: Sendable {
     public var countOfRequestBodyBytesSent: Int64
     public var countOfResponseHeaderBytesReceived: Int64
     public var countOfResponseBodyBytesReceived: Int64
+    /// Where the response came from (URLSessionTaskTransactionMetrics'
+    /// resourceFetchType).
+    public var fetchType: FetchType = .networkLoad
+
+    public enum FetchType: Sendable, Equatable {
+        /// Sent and answered over the network (a 304 revalidation too).
+        case networkLoad
+        /// Answered from the response cache; nothing was sent.
+        case localCache
+    }
 }

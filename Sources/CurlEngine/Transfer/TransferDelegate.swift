@@ -33,12 +33,44 @@ package struct ResponseHead: Sendable {
 
     /// A 1xx response (not 101): a final response follows it.
     package var isInformational: Bool { statusCode < 200 }
+
+    init(
+        statusCode: Int, httpVersion: String, fields: ResponseHeaderFields, contentLength: Int64?,
+        hasContentEncoding: Bool, contentTypeIsMultipart: Bool, hasSetCookie: Bool = false
+    ) {
+        self.statusCode = statusCode
+        self.httpVersion = httpVersion
+        self.fields = fields
+        self.contentLength = contentLength
+        self.hasContentEncoding = hasContentEncoding
+        self.contentTypeIsMultipart = contentTypeIsMultipart
+        self.hasSetCookie = hasSetCookie
+    }
+
+    /// A head made without the wire (a cached response, a stub): the
+    /// summary flags are found from the fields here, as the parser does.
+    package init(statusCode: Int, httpVersion: String, fields: ResponseHeaderFields) {
+        self.statusCode = statusCode
+        self.httpVersion = httpVersion
+        self.fields = fields
+        contentLength = fields.count(named: "Content-Length") == 1
+            ? fields.value(named: "Content-Length").flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil }
+            : nil
+        hasContentEncoding = fields.value(named: "Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
+        contentTypeIsMultipart = fields.value(named: "Content-Type")?.lowercased().hasPrefix("multipart/") ?? false
+        hasSetCookie = fields.count(named: "Set-Cookie") > 0
+    }
 }
 
 /// How a transfer ended.
 package struct TransferOutcome: Sendable {
     package var error: URLError?
     package var metrics: TransferMetrics
+
+    package init(error: URLError?, metrics: TransferMetrics) {
+        self.error = error
+        self.metrics = metrics
+    }
 }
 
 /// The core's side of a transfer. Every method is called on the engine thread

@@ -80,6 +80,8 @@ enum Router {
             return .respond(try CookieRoutes.set(request))
         case ("cookies", 2) where segments[1] == "echo":
             return .respond(CookieRoutes.echo(request))
+        case ("cache", 1):
+            return .respond(try CacheRoute.respond(request))
         case ("connection", 1):
             return .respond(.text(.ok, "\(request.connectionID)"))
         case ("response-headers", 1):

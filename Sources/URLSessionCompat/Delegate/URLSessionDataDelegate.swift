@@ -19,8 +19,10 @@ public protocol URLSessionDataDelegate: URLSessionTaskDelegate {
     /// The next piece of the body; the pieces concatenate to the body.
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data)
 
-    /// Asked before a response is cached. AsyncURLSession has no response
-    /// cache yet, so this is never called (see MIGRATION.md).
+    /// Asked before a cacheable response is stored in the session's
+    /// `urlCache`, after its body and before completion: answer with it,
+    /// a changed one, or nil to store nothing. Not asked for responses the
+    /// cache served, nor for tasks with a completion handler.
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
         completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void)

@@ -54,6 +54,8 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         initial.urlCredentialStorage = core.credentialStorage.map {
             $0 === CredentialStorage.shared ? .shared : URLCredentialStorage(credentialStorage: $0)
         }
+        initial.urlCache = core.responseCache.map { $0 === ResponseCache.shared ? .shared : URLCache(responseCache: $0) }
+        initial.requestCachePolicy = core.requestCachePolicy
         storage = Mutex(initial)
         super.init()
     }
@@ -96,6 +98,8 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
                 core.httpCookieAcceptPolicy = storage.httpCookieAcceptPolicy
                 core.cookieJar = storage.httpCookieStorage?.cookieJar
                 core.credentialStorage = storage.urlCredentialStorage?.credentialStorage
+                core.responseCache = storage.urlCache?.responseCache
+                core.requestCachePolicy = storage.requestCachePolicy
                 return core
             }
         }
@@ -214,16 +218,18 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.maximumCollectedBodySize] = newValue }
     }
 
-    // MARK: - Accepted, no effect here (see MIGRATION.md)
+    // MARK: - Storage
 
-    /// No response cache exists yet: every request goes to the network, as
-    /// with `.reloadIgnoringLocalCacheData`.
+    /// The policy of requests that leave theirs at `.useProtocolCachePolicy`.
     open var requestCachePolicy: URLRequest.CachePolicy {
         get { self[\.requestCachePolicy] }
         set { self[\.requestCachePolicy] = newValue }
     }
 
-    /// Not consulted: no response cache exists yet.
+    /// Where responses are cached: `URLCache.shared` for `.default` (memory
+    /// and disk), a memory-only cache of its own for `.ephemeral` (this
+    /// library's `URLCache`, over an async core `ResponseCache`); nil turns
+    /// caching off.
     open var urlCache: URLCache? {
         get { self[\.urlCache] }
         set { self[\.urlCache] = newValue }
@@ -247,6 +253,8 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         get { self[\.httpCookieAcceptPolicy] }
         set { self[\.httpCookieAcceptPolicy] = newValue }
     }
+
+    // MARK: - Accepted, no effect here (see MIGRATION.md)
 
     /// libcurl multiplexes over HTTP/2 instead; HTTP/1.1 pipelining is off.
     open var httpShouldUsePipelining: Bool {

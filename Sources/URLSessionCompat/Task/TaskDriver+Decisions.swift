@@ -75,6 +75,34 @@ extension TaskDriver {
         }
     }
 
+    /// Asks a delegate-based data task's delegate whether to cache the
+    /// response (completion-handler tasks store it as proposed, as Apple).
+    func willCache(_ decision: CacheDecision, on current: URLSessionTask) async {
+        guard delegateMode, let dataTask = current as? URLSessionDataTask else { return }
+        let session = session
+        let proposed = URLCache.foundationResponse(decision.proposedResponse)
+        let reply: Reply<CachedResponseBox?> = await ask(
+            URLSessionDataDelegate.self, of: candidates(for: current), on: current
+        ) { delegate, answer in
+            delegate.urlSession(session, dataTask: dataTask, willCacheResponse: proposed) {
+                answer($0.map(CachedResponseBox.init))
+            }
+        }
+        switch reply {
+        case .answered(let box?):
+            if box.response === proposed {
+                decision.store()
+            } else if let changed = URLCache.coreResponse(box.response) {
+                decision.store(changed)
+            } else {
+                decision.doNotStore()
+            }
+        case .answered(nil): decision.doNotStore()
+        // Not implemented: stored as proposed.
+        case .notImplemented, .abandoned: break
+        }
+    }
+
     /// Asks about a data task's response; returns the download task it became, if so.
     func respond(
         _ response: HTTPURLResponse, _ decision: ResponseDecision, on current: URLSessionTask
@@ -127,4 +155,11 @@ struct ChallengeAnswer: Sendable {
 /// the stream over and only the task reads it afterwards.
 struct StreamBox: @unchecked Sendable {
     let stream: InputStream
+}
+
+/// Carries a delegate's `CachedURLResponse` answer to the driver.
+/// `@unchecked`: Foundation's CachedURLResponse is immutable after init,
+/// and the driver only reads it.
+struct CachedResponseBox: @unchecked Sendable {
+    let response: CachedURLResponse
 }

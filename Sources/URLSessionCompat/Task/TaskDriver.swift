@@ -31,7 +31,7 @@ struct TaskDriver: Sendable {
     /// This task's lane on the delegate queue: its calls run in order.
     let queue: DelegateQueue
 
-    private var delegateMode: Bool {
+    var delegateMode: Bool {
         if case .delegate = completion { return true }
         return false
     }
@@ -125,6 +125,10 @@ struct TaskDriver: Sendable {
             }
         case .downloaded(let location):
             try await downloaded(location, &progress)
+        case .willCacheResponse(let decision):
+            // As Apple: the body (held or not) reaches the delegate first.
+            await deliverHeldBody(&progress)
+            await willCache(decision, on: current)
         case .metrics(let metrics):
             progress.sawMetrics = true
             await deliverHeldBody(&progress)

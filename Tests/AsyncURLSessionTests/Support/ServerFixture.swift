@@ -65,6 +65,8 @@ func record(_ task: SessionTask) async -> RecordedEvents {
                 recorded.downloadedFile = url
                 recorded.downloadedFileMatchesPattern = fileMatchesPattern(url)
                 recorded.downloadedFileSize = fileSize(url)
+            case .willCacheResponse:
+                recorded.kinds.append("willCacheResponse")
             case .metrics(let metrics):
                 recorded.kinds.append("metrics")
                 recorded.metrics = metrics

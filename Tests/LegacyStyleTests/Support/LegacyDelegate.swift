@@ -39,6 +39,8 @@ final class LegacyDelegate: NSObject, URLSessionDataDelegate, URLSessionDownload
     let responseDisposition: URLSession.ResponseDisposition
     let credential: URLCredential?
     let bodyStream: (@Sendable () -> InputStream?)?
+    /// The answer to `willCacheResponse`: the proposed response, or nil.
+    let storesResponses: Bool
 
     /// Fires once per `didCompleteWithError`.
     let completed = Signal()
@@ -58,9 +60,11 @@ final class LegacyDelegate: NSObject, URLSessionDataDelegate, URLSessionDownload
 
     init(
         style: AnswerStyle = .synchronously, response: URLSession.ResponseDisposition = .allow,
-        credential: URLCredential? = nil, bodyStream: (@Sendable () -> InputStream?)? = nil
+        credential: URLCredential? = nil, bodyStream: (@Sendable () -> InputStream?)? = nil,
+        storesResponses: Bool = true
     ) {
         self.style = style
+        self.storesResponses = storesResponses
         self.responseDisposition = response
         self.credential = credential
         self.bodyStream = bodyStream
@@ -167,6 +171,16 @@ final class LegacyDelegate: NSObject, URLSessionDataDelegate, URLSessionDownload
         record("becomeDownload")
     }
 
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
+        completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void
+    ) {
+        record("willCache")
+        let store = storesResponses
+        let proposed = CachedResponseHandOver(response: proposedResponse)
+        style.answer { completionHandler(store ? proposed.response : nil) }
+    }
+
     // MARK: URLSessionDownloadDelegate
 
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
@@ -194,6 +208,13 @@ final class LegacyDelegate: NSObject, URLSessionDataDelegate, URLSessionDownload
 /// stream again after handing it over.
 struct StreamHandOver: @unchecked Sendable {
     let stream: InputStream?
+}
+
+/// A `CachedURLResponse` handed to a completion handler that may run on
+/// another thread. Safe: Foundation's CachedURLResponse is never changed
+/// after it is made.
+struct CachedResponseHandOver: @unchecked Sendable {
+    let response: CachedURLResponse
 }
 
 /// What a completion handler was called with, for a test to await.

@@ -1,0 +1,116 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the current hop does with the session's response cache: a value
+/// kept in `HopState` (nil when the session has no cache or the hop does
+/// not touch it, so such hops pay nothing), with explicit transitions for
+/// the head, the body and the end.
+struct HopCache {
+    enum Mode {
+        /// A GET sent to the network: its response may be stored.
+        case load
+        /// A GET sent with conditions for `stored`: a 304 answers with it.
+        case revalidate(CachedResponse)
+        /// An unsafe method (POST, PUT, DELETE, ...): a success removes
+        /// the URL's stored response (RFC 9111 §4.4).
+        case invalidate
+        /// Answered from the cache: nothing to store.
+        case served
+    }
+
+    let cache: ResponseCache
+    /// The request as the cache sees it: the session's additional headers
+    /// included, since they were sent too (for Vary).
+    let request: URLRequest
+    let requestDate: Date
+    private(set) var mode: Mode
+    private(set) var capture: Capture?
+    /// Set by a 304 to a revalidation: the stored response, brought up to
+    /// date, answers the hop instead of the 304.
+    private(set) var notModified: CachedResponse?
+
+    /// The body of a storable response, collected as it is delivered.
+    struct Capture {
+        var statusCode: Int
+        var httpVersion: String
+        var fields: CachedHeaderFields
+        var body = Data()
+        let limit: Int
+        let responseDate: Date
+    }
+
+    init(cache: ResponseCache, request: URLRequest, mode: Mode, now: Date = Date()) {
+        self.cache = cache
+        self.request = request
+        self.mode = mode
+        requestDate = now
+    }
+
+    /// What the hop does with a final response head.
+    enum HeadVerdict {
+        /// Deliver it as usual.
+        case deliver
+        /// A 304 that revalidated the stored response: swallow it (and its
+        /// empty body); the stored response answers once the hop ends.
+        case swallowNotModified
+        /// A success to an unsafe method: remove the URL's stored response.
+        case invalidate(URL)
+    }
+
+    mutating func receivedHead(
+        statusCode: Int, httpVersion: String, fields: CachedHeaderFields,
+        contentLength: Int64?, url: URL, authenticated: Bool, mayBeHeld: Bool, now: Date = Date()
+    ) -> HeadVerdict {
+        switch mode {
+        case .served:
+            return .deliver
+        case .invalidate:
+            return (200..<400).contains(statusCode) ? .invalidate(url) : .deliver
+        case .revalidate(let stored) where statusCode == 304:
+            notModified = stored.updated(byNotModified: fields, requestDate: requestDate, responseDate: now)
+            return .swallowNotModified
+        case .revalidate, .load:
+            let limit = cache.maximumEntrySize
+            guard !mayBeHeld, CacheRules.mayStore(statusCode: statusCode, fields: fields, request: request, authenticated: authenticated),
+                CacheRules.isReusable(fields: fields, statusCode: statusCode),
+                contentLength.map({ $0 <= limit }) ?? true
+            else {
+                return .deliver
+            }
+            capture = Capture(statusCode: statusCode, httpVersion: httpVersion, fields: fields, limit: limit, responseDate: now)
+            return .deliver
+        }
+    }
+
+    /// Body bytes of the delivered response.
+    mutating func receivedBody(_ bytes: UnsafeRawBufferPointer) {
+        guard capture != nil else { return }
+        if capture!.body.count + bytes.count > capture!.limit {
+            capture = nil  // too large to keep: delivered, not stored
+            return
+        }
+        capture!.body.append(contentsOf: bytes)
+    }
+
+    /// The response to offer for storing once the hop ended well: its body
+    /// is the decoded one, so the fields describing the encoded body are
+    /// replaced by its real length.
+    mutating func takeCaptured(url: URL) -> CachedResponse? {
+        guard let capture else { return nil }
+        self.capture = nil
+        var fields = capture.fields
+        let encodingFields: Set<String> = ["content-encoding", "content-length", "transfer-encoding"]
+        fields.removeAll { encodingFields.contains($0.lowercased()) }
+        fields.append(name: "Content-Length", value: String(capture.body.count))
+        return CachedResponse(
+            url: url, statusCode: capture.statusCode, httpVersion: capture.httpVersion, fields: fields,
+            data: capture.body, requestDate: requestDate, responseDate: capture.responseDate)
+    }
+
+    mutating func takeNotModified() -> CachedResponse? {
+        defer { notModified = nil }
+        return notModified
+    }
+}

@@ -1,0 +1,134 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The task's side of the session's response cache: what a hop takes from
+/// it before it is sent (a stored answer, conditions to revalidate with),
+/// what a response does to it (a 304 answers with the stored response, a
+/// storable one is offered with a `willCacheResponse` decision, a success
+/// to an unsafe method removes the URL's entry).
+extension TaskCore {
+    /// How a hop starts, as far as the cache is concerned.
+    enum CacheLaunch {
+        /// Send `request` (with conditions added when revalidating).
+        case network(URLRequest, HopCache?)
+        /// Answer from the cache; nothing is sent.
+        case stored(CachedResponse, HopCache)
+        case fail(URLError)
+    }
+
+    /// Sessions without a cache, and hops that cannot use one, get
+    /// `.network(request, nil)` after a nil check.
+    func cacheLaunch(for request: URLRequest, credential: HopCredential?) -> CacheLaunch {
+        guard let cache = context.configuration.responseCache else { return .network(request, nil) }
+        let method = (request.httpMethod ?? "GET").uppercased()
+        if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method) {
+            return .network(request, HopCache(cache: cache, request: request, mode: .invalidate))
+        }
+        guard kind == .data, CacheRules.mayUseCache(request), let url = request.url,
+            url.scheme?.lowercased() == "http" || url.scheme?.lowercased() == "https"
+        else { return .network(request, nil) }
+        let seen = requestAsSent(request)
+        let policy = request.cachePolicy == .useProtocolCachePolicy
+            ? context.configuration.requestCachePolicy : request.cachePolicy
+        let now = Date()
+        switch CacheRules.plan(for: seen, policy: policy, stored: cache.cachedResponse(for: seen), now: now) {
+        case .bypass:
+            return .network(request, nil)
+        case .load:
+            return .network(request, HopCache(cache: cache, request: seen, mode: .load, now: now))
+        case .serve(let stored):
+            return .stored(stored, HopCache(cache: cache, request: seen, mode: .served, now: now))
+        case .revalidate(let stored, let conditions):
+            var conditional = request
+            for (name, value) in conditions { conditional.setValue(value, forHTTPHeaderField: name) }
+            return .network(conditional, HopCache(cache: cache, request: seen, mode: .revalidate(stored), now: now))
+        case .fail:
+            return .fail(URLError.make(
+                .resourceUnavailable, url: url.absoluteString,
+                reason: "No cached response for this request, and its cache policy does not allow loading it "
+                    + "(returnCacheDataDontLoad or only-if-cached)."))
+        }
+    }
+
+    /// The request with the session's additional headers it did not set
+    /// itself: what the server saw, so what Vary is matched against.
+    private func requestAsSent(_ request: URLRequest) -> URLRequest {
+        let additional = context.configuration.httpAdditionalHeaders
+        guard !additional.isEmpty else { return request }
+        var seen = request
+        for (name, value) in additional where request.value(forHTTPHeaderField: name) == nil {
+            seen.setValue(value, forHTTPHeaderField: name)
+        }
+        return seen
+    }
+
+    /// A final head of a hop with a `HopCache` (under no lock). Returns
+    /// false when the head must not be delivered (a 304 that revalidated).
+    func cacheReceivedHead(_ head: borrowing ResponseHead, url: URL, id: TransferID) -> Bool {
+        // Only a head the hop delivers can be stored: a 3xx or 401/407 may
+        // be held back (and its body with it), and a multipart stream is
+        // never one response.
+        let mayBeHeld = head.statusCode == 401 || head.statusCode == 407
+            || RedirectPolicy.followedStatusCodes.contains(head.statusCode) || head.contentTypeIsMultipart
+        let status = head.statusCode
+        let version = head.httpVersion
+        let length = head.contentLength
+        let fields = head.fields
+        let verdict = guarded.withLock { guarded -> HopCache.HeadVerdict? in
+            guard guarded.transferID == id, var cache = guarded.hop.cache else { return nil }
+            let verdict = cache.receivedHead(
+                statusCode: status, httpVersion: version,
+                fields: CachedHeaderFields(fields.lazy.map { ($0.name, $0.value) }),
+                contentLength: length, url: url, authenticated: guarded.hop.credential != nil,
+                mayBeHeld: mayBeHeld)
+            guarded.hop.cache = cache
+            return verdict
+        }
+        switch verdict {
+        case .swallowNotModified?:
+            return false
+        case .invalidate(let url)?:
+            context.configuration.responseCache?.removeCachedResponse(for: url)
+            return true
+        case .deliver?, nil:
+            return true
+        }
+    }
+
+    /// At the good end of a hop with no decision to follow: a 304 that
+    /// revalidated starts the hop that answers with the stored response; a
+    /// captured response is offered for storing, then the task completes.
+    /// Returns false when the cache has nothing to do (the caller completes).
+    func finishWithCache() -> Bool {
+        let taken = guarded.withLock { guarded -> (HopCache, CachedResponse?, CachedResponse?, URLRequest)? in
+            guard var cache = guarded.hop.cache else { return nil }
+            let notModified = cache.takeNotModified()
+            let captured = notModified == nil ? guarded.hop.request.url.flatMap { cache.takeCaptured(url: $0) } : nil
+            guarded.hop.cache = cache
+            return (cache, notModified, captured, guarded.hop.request)
+        }
+        guard let (hopCache, notModified, captured, request) = taken else { return false }
+        if let notModified {
+            hopCache.cache.storeCachedResponse(notModified, for: hopCache.request)
+            launchLocalHop(
+                request, responder: StoredResponseResponder(stored: notModified),
+                cache: HopCache(cache: hopCache.cache, request: hopCache.request, mode: .served))
+            return true
+        }
+        guard let captured else { return false }
+        let decision = CacheDecision(proposedResponse: captured)
+        decision.core.onSettle { [self] answer in
+            if case .store(let response) = answer {
+                hopCache.cache.storeCachedResponse(response, for: hopCache.request)
+            }
+            completeWithTransactions(error: nil)
+        }
+        offerDecision(.willCacheResponse(decision), decision.core) { handler, task in
+            await handler.task(task, willCacheResponse: decision)
+        }
+        return true
+    }
+}
