@@ -49,6 +49,8 @@ struct HopCache {
     }
 
     /// What the hop does with a final response head.
+    /// - Parameter fields: nil when the head has nothing that could make it
+    ///   storable (see `TaskCore.cacheReceivedHead`).
     enum HeadVerdict {
         /// Deliver it as usual.
         case deliver
@@ -60,7 +62,7 @@ struct HopCache {
     }
 
     mutating func receivedHead(
-        statusCode: Int, httpVersion: String, fields: CachedHeaderFields,
+        statusCode: Int, httpVersion: String, fields: CachedHeaderFields?,
         contentLength: Int64?, url: URL, authenticated: Bool, mayBeHeld: Bool, now: Date = Date()
     ) -> HeadVerdict {
         switch mode {
@@ -69,11 +71,13 @@ struct HopCache {
         case .invalidate:
             return (200..<400).contains(statusCode) ? .invalidate(url) : .deliver
         case .revalidate(let stored) where statusCode == 304:
-            notModified = stored.updated(byNotModified: fields, requestDate: requestDate, responseDate: now)
+            notModified = stored.updated(
+                byNotModified: fields ?? CachedHeaderFields(), requestDate: requestDate, responseDate: now)
             return .swallowNotModified
         case .revalidate, .load:
             let limit = cache.maximumEntrySize
-            guard !mayBeHeld, CacheRules.mayStore(statusCode: statusCode, fields: fields, request: request, authenticated: authenticated),
+            // nil fields: nothing in the head could make it storable.
+            guard !mayBeHeld, let fields, CacheRules.mayStore(statusCode: statusCode, fields: fields, request: request, authenticated: authenticated),
                 CacheRules.isReusable(fields: fields, statusCode: statusCode),
                 contentLength.map({ $0 <= limit }) ?? true
             else {

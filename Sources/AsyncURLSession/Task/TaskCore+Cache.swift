@@ -76,12 +76,14 @@ extension TaskCore {
         let status = head.statusCode
         let version = head.httpVersion
         let length = head.contentLength
-        let fields = head.fields
+        // Copied only when the cache may need them: most responses say
+        // nothing about caching, or say no-store (a few field lookups).
+        let fields = status == 304 || Self.mayDescribeCaching(head)
+            ? CachedHeaderFields(head.fields.lazy.map { ($0.name, $0.value) }) : nil
         let verdict = guarded.withLock { guarded -> HopCache.HeadVerdict? in
             guard guarded.transferID == id, var cache = guarded.hop.cache else { return nil }
             let verdict = cache.receivedHead(
-                statusCode: status, httpVersion: version,
-                fields: CachedHeaderFields(fields.lazy.map { ($0.name, $0.value) }),
+                statusCode: status, httpVersion: version, fields: fields,
                 contentLength: length, url: url, authenticated: guarded.hop.credential != nil,
                 mayBeHeld: mayBeHeld)
             guarded.hop.cache = cache
@@ -96,6 +98,16 @@ extension TaskCore {
         case .deliver?, nil:
             return true
         }
+    }
+
+    /// Whether a head has anything that could make it storable: a
+    /// Cache-Control without no-store, or Expires, ETag or Last-Modified.
+    private static func mayDescribeCaching(_ head: borrowing ResponseHead) -> Bool {
+        if let control = head.fields.value(named: "Cache-Control") {
+            return !control.lowercased().contains("no-store")
+        }
+        return head.fields.count(named: "ETag") > 0 || head.fields.count(named: "Last-Modified") > 0
+            || head.fields.count(named: "Expires") > 0
     }
 
     /// At the good end of a hop with no decision to follow: a 304 that

@@ -102,10 +102,12 @@ public final class ResponseCache: Sendable {
 
     // MARK: - Reading and writing
 
+    /// The URL without its fragment (cut from the string: URLComponents
+    /// would cost more than the rest of a lookup).
     static func key(for url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url.absoluteString }
-        components.fragment = nil
-        return components.string ?? url.absoluteString
+        let text = url.absoluteString
+        guard let hash = text.utf8.firstIndex(of: UInt8(ascii: "#")) else { return text }
+        return String(text[..<hash])
     }
 
     /// The stored response for `request`'s URL if its Vary fields match the
