@@ -338,9 +338,8 @@ open class URLSession: NSObject, @unchecked Sendable {
         Task { await perform(action) }
     }
 
-    /// Empties the session's credential store and its cookie storage
-    /// (there is no cache yet), then calls `completionHandler` on the
-    /// delegate queue.
+    /// Empties the session's credential store, cookie storage and cache,
+    /// then calls `completionHandler` on the delegate queue.
     open func reset(completionHandler: @escaping @Sendable () -> Void) {
         Task {
             await asyncSession.reset()
@@ -348,8 +347,8 @@ open class URLSession: NSObject, @unchecked Sendable {
         }
     }
 
-    /// Writes the cookie storage's file now, then calls `completionHandler`
-    /// on the delegate queue.
+    /// Writes the cookie and credential storages' files and the cache's
+    /// database now, then calls `completionHandler` on the delegate queue.
     open func flush(completionHandler: @escaping @Sendable () -> Void) {
         Task {
             await asyncSession.flush()
