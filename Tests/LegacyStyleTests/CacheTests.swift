@@ -111,6 +111,20 @@ import URLSessionCompat
         }
     }
 
+    @Test func metrics_sayTheCacheAnswered() async throws {
+        try await withServer { server in
+            let configuration = configuration()
+            let url = server.url("/cache?cc=max-age=600")
+            _ = try await fetch(url, in: configuration)
+            let delegate = LegacyDelegate()
+            let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+            session.dataTask(with: url).resume()
+            await delegate.completed.wait(for: 1)
+            #expect(delegate.metrics?.transactionMetrics.map(\.resourceFetchType) == [.localCache])
+            session.finishTasksAndInvalidate()
+        }
+    }
+
     @Test func defaultConfiguration_usesTheSharedCache_ephemeralOneItsOwn() {
         #expect(URLSessionConfiguration.default.urlCache === URLCache.shared)
         let ephemeral = URLSessionConfiguration.ephemeral.urlCache

@@ -21,9 +21,10 @@ struct HopCache {
     }
 
     let cache: ResponseCache
-    /// The request as the cache sees it: the session's additional headers
-    /// included, since they were sent too (for Vary).
-    let request: URLRequest
+    /// The hop's request, and the session's additional headers it did not
+    /// override: merged only when a response is stored (see `request`).
+    private let hopRequest: URLRequest
+    private let additionalHeaders: [String: String]
     let requestDate: Date
     private(set) var mode: Mode
     private(set) var capture: Capture?
@@ -41,11 +42,27 @@ struct HopCache {
         let responseDate: Date
     }
 
-    init(cache: ResponseCache, request: URLRequest, mode: Mode, now: Date = Date()) {
+    init(
+        cache: ResponseCache, request: URLRequest, additionalHeaders: [String: String] = [:], mode: Mode,
+        now: Date = Date()
+    ) {
         self.cache = cache
-        self.request = request
+        hopRequest = request
+        self.additionalHeaders = additionalHeaders
         self.mode = mode
         requestDate = now
+    }
+
+    /// The request as the server saw it: with the session's additional
+    /// headers it did not set itself (what Vary is matched against).
+    var request: URLRequest {
+        CacheRules.requestAsSent(hopRequest, additionalHeaders: additionalHeaders)
+    }
+
+    /// The same cache and request, for the hop that answers with what this
+    /// one found.
+    func serving() -> HopCache {
+        HopCache(cache: cache, request: hopRequest, additionalHeaders: additionalHeaders, mode: .served)
     }
 
     /// What the hop does with a final response head.

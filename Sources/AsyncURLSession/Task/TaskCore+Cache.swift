@@ -20,49 +20,57 @@ extension TaskCore {
     }
 
     /// Sessions without a cache, and hops that cannot use one, get
-    /// `.network(request, nil)` after a nil check.
+    /// `.network(request, nil)` after a nil check. A GET whose URL has
+    /// nothing stored (the common case) costs a lookup by URL and one
+    /// header read; the request's other fields are only looked at when a
+    /// response is stored or something stored could answer.
     func cacheLaunch(for request: URLRequest, credential: HopCredential?) -> CacheLaunch {
-        guard let cache = context.configuration.responseCache else { return .network(request, nil) }
-        let method = (request.httpMethod ?? "GET").uppercased()
-        if !["GET", "HEAD", "OPTIONS", "TRACE"].contains(method) {
-            return .network(request, HopCache(cache: cache, request: request, mode: .invalidate))
+        guard let cache = context.configuration.responseCache, let url = request.url else { return .network(request, nil) }
+        let additional = context.configuration.httpAdditionalHeaders
+        let method = request.httpMethod ?? "GET"
+        guard method == "GET" || method.uppercased() == "GET" else {
+            let safe = ["HEAD", "OPTIONS", "TRACE"].contains(method.uppercased())
+            return .network(request, safe ? nil : HopCache(cache: cache, request: request, mode: .invalidate))
         }
-        guard kind == .data, CacheRules.mayUseCache(request), let url = request.url,
-            url.scheme?.lowercased() == "http" || url.scheme?.lowercased() == "https"
-        else { return .network(request, nil) }
-        let seen = requestAsSent(request)
+        let key = ResponseCache.key(for: url)
+        guard kind == .data, key.hasPrefix("http:") || key.hasPrefix("https:") else { return .network(request, nil) }
         let policy = request.cachePolicy == .useProtocolCachePolicy
             ? context.configuration.requestCachePolicy : request.cachePolicy
         let now = Date()
-        switch CacheRules.plan(for: seen, policy: policy, stored: cache.cachedResponse(for: seen), now: now) {
+        let found = policy == .reloadIgnoringLocalCacheData || policy == .reloadIgnoringLocalAndRemoteCacheData
+            ? nil : cache.storedResponse(forKey: key)
+        guard let found else {
+            let onlyIfCached = policy == .returnCacheDataDontLoad
+                || (request.value(forHTTPHeaderField: "Cache-Control")?.lowercased().contains("only-if-cached") ?? false)
+            if onlyIfCached { return .fail(Self.nothingCached(url)) }
+            return .network(request, HopCache(cache: cache, request: request, additionalHeaders: additional, mode: .load, now: now))
+        }
+        let seen = CacheRules.requestAsSent(request, additionalHeaders: additional)
+        let stored = CacheRules.varyMatches(found, seen) ? found : nil
+        func hopCache(_ mode: HopCache.Mode) -> HopCache {
+            HopCache(cache: cache, request: request, additionalHeaders: additional, mode: mode, now: now)
+        }
+        switch CacheRules.plan(for: seen, policy: policy, stored: stored, now: now) {
         case .bypass:
             return .network(request, nil)
         case .load:
-            return .network(request, HopCache(cache: cache, request: seen, mode: .load, now: now))
+            return .network(request, hopCache(.load))
         case .serve(let stored):
-            return .stored(stored, HopCache(cache: cache, request: seen, mode: .served, now: now))
+            return .stored(stored, hopCache(.served))
         case .revalidate(let stored, let conditions):
             var conditional = request
             for (name, value) in conditions { conditional.setValue(value, forHTTPHeaderField: name) }
-            return .network(conditional, HopCache(cache: cache, request: seen, mode: .revalidate(stored), now: now))
+            return .network(conditional, hopCache(.revalidate(stored)))
         case .fail:
-            return .fail(URLError.make(
-                .resourceUnavailable, url: url.absoluteString,
-                reason: "No cached response for this request, and its cache policy does not allow loading it "
-                    + "(returnCacheDataDontLoad or only-if-cached)."))
+            return .fail(Self.nothingCached(url))
         }
     }
 
-    /// The request with the session's additional headers it did not set
-    /// itself: what the server saw, so what Vary is matched against.
-    private func requestAsSent(_ request: URLRequest) -> URLRequest {
-        let additional = context.configuration.httpAdditionalHeaders
-        guard !additional.isEmpty else { return request }
-        var seen = request
-        for (name, value) in additional where request.value(forHTTPHeaderField: name) == nil {
-            seen.setValue(value, forHTTPHeaderField: name)
-        }
-        return seen
+    private static func nothingCached(_ url: URL) -> URLError {
+        URLError.make(
+            .resourceUnavailable, url: url.absoluteString,
+            reason: "No cached response for this request, and its cache policy does not allow loading it "
+                + "(returnCacheDataDontLoad or only-if-cached).")
     }
 
     /// A final head of a hop with a `HopCache` (under no lock). Returns
@@ -127,7 +135,7 @@ extension TaskCore {
             hopCache.cache.storeCachedResponse(notModified, for: hopCache.request)
             launchLocalHop(
                 request, responder: StoredResponseResponder(stored: notModified),
-                cache: HopCache(cache: hopCache.cache, request: hopCache.request, mode: .served))
+                cache: hopCache.serving())
             return true
         }
         guard let captured else { return false }

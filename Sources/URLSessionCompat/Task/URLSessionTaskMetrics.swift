@@ -44,8 +44,8 @@ open class URLSessionTaskTransactionMetrics: NSObject, @unchecked Sendable {
     public let countOfRequestBodyBytesSent: Int64
     public let countOfResponseHeaderBytesReceived: Int64
     public let countOfResponseBodyBytesReceived: Int64
-    /// Always `.networkLoad`: there is no cache yet.
-    public let resourceFetchType: ResourceFetchType = .networkLoad
+    /// `.localCache` for a response the session's cache answered.
+    public let resourceFetchType: ResourceFetchType
 
     public enum ResourceFetchType: Int, Sendable {
         case unknown
@@ -76,5 +76,9 @@ open class URLSessionTaskTransactionMetrics: NSObject, @unchecked Sendable {
         countOfRequestBodyBytesSent = metrics.countOfRequestBodyBytesSent
         countOfResponseHeaderBytesReceived = metrics.countOfResponseHeaderBytesReceived
         countOfResponseBodyBytesReceived = metrics.countOfResponseBodyBytesReceived
+        switch metrics.fetchType {
+        case .networkLoad: resourceFetchType = .networkLoad
+        case .localCache: resourceFetchType = .localCache
+        }
     }
 }

@@ -56,6 +56,7 @@ final class LegacyDelegate: NSObject, URLSessionDataDelegate, URLSessionDownload
         var downloaded: Data?
         var created: [Int] = []
         var informational: [Int] = []
+        var metrics: URLSessionTaskMetrics?
     }
 
     init(
@@ -77,6 +78,7 @@ final class LegacyDelegate: NSObject, URLSessionDataDelegate, URLSessionDownload
     var downloaded: Data? { state.withLock { $0.downloaded } }
     var createdTasks: [Int] { state.withLock { $0.created } }
     var informationalStatuses: [Int] { state.withLock { $0.informational } }
+    var metrics: URLSessionTaskMetrics? { state.withLock { $0.metrics } }
 
     private func record(_ call: String, _ extra: (inout State) -> Void = { _ in }) {
         state.withLock { state in
@@ -144,7 +146,7 @@ final class LegacyDelegate: NSObject, URLSessionDataDelegate, URLSessionDownload
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics) {
-        record("metrics")
+        record("metrics") { $0.metrics = metrics }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {

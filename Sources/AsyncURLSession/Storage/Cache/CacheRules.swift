@@ -27,6 +27,17 @@ enum CacheRules {
     /// partial request: the cache keeps out of it.
     private static let callerManaged = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"]
 
+    /// `request` with the session's additional headers it did not set
+    /// itself: what the server saw.
+    static func requestAsSent(_ request: URLRequest, additionalHeaders: [String: String]) -> URLRequest {
+        guard !additionalHeaders.isEmpty else { return request }
+        var seen = request
+        for (name, value) in additionalHeaders where request.value(forHTTPHeaderField: name) == nil {
+            seen.setValue(value, forHTTPHeaderField: name)
+        }
+        return seen
+    }
+
     /// Whether a request may use the cache at all (reading or storing).
     static func mayUseCache(_ request: URLRequest) -> Bool {
         guard (request.httpMethod ?? "GET").uppercased() == "GET" else { return false }

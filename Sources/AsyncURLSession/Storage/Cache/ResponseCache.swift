@@ -113,8 +113,14 @@ public final class ResponseCache: Sendable {
     /// The stored response for `request`'s URL if its Vary fields match the
     /// request, fresh or not (see `CacheRules` for what a task does with it).
     public func cachedResponse(for request: URLRequest) -> CachedResponse? {
-        guard let url = request.url else { return nil }
-        let key = Self.key(for: url)
+        guard let url = request.url, let stored = storedResponse(forKey: Self.key(for: url)) else { return nil }
+        return CacheRules.varyMatches(stored, request) ? stored : nil
+    }
+
+    /// What is stored for `key`, whatever the request's Vary fields. Costs
+    /// a lock and a dictionary lookup when nothing is (the disk is read
+    /// only for a key its index holds).
+    func storedResponse(forKey key: String) -> CachedResponse? {
         let inMemory = state.withLock { state -> CachedResponse? in
             guard var entry = state.memory[key] else { return nil }
             state.clock += 1
@@ -122,7 +128,7 @@ public final class ResponseCache: Sendable {
             state.memory[key] = entry
             return entry.response
         }
-        if let inMemory { return CacheRules.varyMatches(inMemory, request) ? inMemory : nil }
+        if let inMemory { return inMemory }
         guard let diskStore else { return nil }
         indexDiskIfNeeded()
         let onDisk = state.withLock { state -> Bool in
@@ -141,7 +147,7 @@ public final class ResponseCache: Sendable {
             return nil
         }
         keepInMemory(loaded, key: key)
-        return CacheRules.varyMatches(loaded, request) ? loaded : nil
+        return loaded
     }
 
     /// Stores `response` for `request` (replacing what the URL had), in
