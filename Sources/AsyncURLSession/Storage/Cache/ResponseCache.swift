@@ -121,23 +121,40 @@ public final class ResponseCache: Sendable {
     /// a lock and a dictionary lookup when nothing is (the disk is read
     /// only for a key its index holds).
     func storedResponse(forKey key: String) -> CachedResponse? {
-        let inMemory = state.withLock { state -> CachedResponse? in
-            guard var entry = state.memory[key] else { return nil }
-            state.clock += 1
-            entry.lastUse = state.clock
-            state.memory[key] = entry
-            return entry.response
+        enum Found {
+            case memory(CachedResponse)
+            case disk
+            case nothing
+            case unknown  // the disk index is not read yet
         }
-        if let inMemory { return inMemory }
+        let hasDisk = diskStore != nil
+        // One lock for the common answers: in memory, on disk, nowhere.
+        let look = { [self] () -> Found in
+            state.withLock { state -> Found in
+                state.clock += 1
+                if var entry = state.memory[key] {
+                    entry.lastUse = state.clock
+                    state.memory[key] = entry
+                    return .memory(entry.response)
+                }
+                guard hasDisk else { return .nothing }
+                guard state.diskIndexed else { return .unknown }
+                guard state.disk[key] != nil else { return .nothing }
+                state.disk[key]?.lastUse = state.clock
+                return .disk
+            }
+        }
+        var found = look()
+        if case .unknown = found {
+            indexDiskIfNeeded()
+            found = look()
+        }
+        switch found {
+        case .memory(let response): return response
+        case .nothing, .unknown: return nil
+        case .disk: break
+        }
         guard let diskStore else { return nil }
-        indexDiskIfNeeded()
-        let onDisk = state.withLock { state -> Bool in
-            guard state.disk[key] != nil else { return false }
-            state.clock += 1
-            state.disk[key]?.lastUse = state.clock
-            return true
-        }
-        guard onDisk else { return nil }
         let now = Date()
         let loaded = diskStore.sync({ database in
             (try? database.load(key: key, now: now)) ?? nil
