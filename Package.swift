@@ -76,6 +76,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Every parser of untrusted bytes under libFuzzer (`.ci/fuzz`), or,
+        // in a plain build, replaying Tests/FuzzCorpus with mutations.
+        .target(name: "CFuzzerDriver"),
+        .executableTarget(name: "fuzz-parsers", dependencies: ["AsyncURLSession", "CurlEngine", "CFuzzerDriver"]),
         // What every test target uses: time limits, a per-test loopback server.
         .target(name: "TestSupport", dependencies: ["LoopbackServer"], path: "Tests/TestSupport"),
         .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine", "SanitizerVisibleLock"]),

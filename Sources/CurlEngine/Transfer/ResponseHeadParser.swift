@@ -21,6 +21,10 @@ struct ResponseHeadParser {
     private var contentTypeSeen = false
     private var contentTypeIsMultipart = false
     private var hasSetCookie = false
+    /// Content-Length fields with different values, and Transfer-Encoding
+    /// seen (which overrides Content-Length, RFC 9112 §6.3).
+    private var conflictingContentLength = false
+    private var hasTransferEncoding = false
     /// The head of a final block that ended in this call, handed out by `consume`.
     private var completed: ResponseHead?
     /// Total header bytes accepted, to cap hostile responses.
@@ -89,7 +93,11 @@ struct ResponseHeadParser {
         buffers.scratch.append(name: nameBytes, value: valueBytes)
         // Compared as bytes: no String work for the fields we look at.
         if Self.equalsIgnoringASCIICase(nameBytes, "content-length") {
-            contentLength = Self.decimal(valueBytes)
+            let value = Self.decimal(valueBytes)
+            if let previous = contentLength, previous != value { conflictingContentLength = true }
+            contentLength = value
+        } else if Self.equalsIgnoringASCIICase(nameBytes, "transfer-encoding") {
+            hasTransferEncoding = true
         } else if Self.equalsIgnoringASCIICase(nameBytes, "content-encoding") {
             hasContentEncoding = true
         } else if !hasSetCookie, Self.equalsIgnoringASCIICase(nameBytes, "set-cookie") {
@@ -128,6 +136,8 @@ struct ResponseHeadParser {
         contentTypeSeen = false
         contentTypeIsMultipart = false
         hasSetCookie = false
+        conflictingContentLength = false
+        hasTransferEncoding = false
     }
 
     private mutating func endOfBlock() {
@@ -146,7 +156,7 @@ struct ResponseHeadParser {
         completed = ResponseHead(
             statusCode: code, httpVersion: httpVersion, fields: buffers.fieldsToHandOut(), contentLength: contentLength,
             hasContentEncoding: hasContentEncoding, contentTypeIsMultipart: contentTypeIsMultipart,
-            hasSetCookie: hasSetCookie)
+            hasSetCookie: hasSetCookie, hasUntrustworthyLength: conflictingContentLength && !hasTransferEncoding)
     }
 
     /// Header bytes are usually ASCII: those are copied straight into a

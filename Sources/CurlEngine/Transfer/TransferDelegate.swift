@@ -30,14 +30,20 @@ package struct ResponseHead: Sendable {
     /// Whether any field is Set-Cookie (found while parsing, so a cookie jar
     /// looks at the fields only of responses that set cookies).
     package var hasSetCookie = false
+    /// Content-Length fields with different values and no Transfer-Encoding:
+    /// the body's end cannot be known, and a response smuggled behind it
+    /// could answer the next request (RFC 9112 §6.3 makes it an error).
+    package var hasUntrustworthyLength = false
 
     /// A 1xx response (not 101): a final response follows it.
     package var isInformational: Bool { statusCode < 200 }
 
     init(
         statusCode: Int, httpVersion: String, fields: ResponseHeaderFields, contentLength: Int64?,
-        hasContentEncoding: Bool, contentTypeIsMultipart: Bool, hasSetCookie: Bool = false
+        hasContentEncoding: Bool, contentTypeIsMultipart: Bool, hasSetCookie: Bool = false,
+        hasUntrustworthyLength: Bool = false
     ) {
+        self.hasUntrustworthyLength = hasUntrustworthyLength
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.fields = fields

@@ -1,0 +1,104 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The core's parsers of untrusted bytes, for the fuzz harness
+/// (`Sources/fuzz-parsers`). `package`: only this package's targets see it.
+/// Each entry takes any bytes and must neither crash nor hang; the few
+/// invariants worth checking are preconditions here, so a fuzzer reports
+/// a broken one as a crash.
+package enum ParserFuzzing {
+    package static let parsers = [
+        "set-cookie", "www-authenticate", "location", "multipart", "resume-data", "cache-headers",
+    ]
+
+    /// Runs parser `name` over `data`. Returns false for an unknown name.
+    @discardableResult
+    package static func run(_ name: String, _ data: Data) -> Bool {
+        let text = String(decoding: data, as: UTF8.self)
+        switch name {
+        case "set-cookie": setCookie(text)
+        case "www-authenticate": _ = AuthenticationChallenge.parse(text.split(separator: "\n").map(String.init))
+        case "location": location(text)
+        case "multipart": multipart(data)
+        case "resume-data": _ = ResumeData.decode(data)
+        case "cache-headers": cacheHeaders(text)
+        default: return false
+        }
+        return true
+    }
+
+    /// Set-Cookie lines through the parser and a jar's rules (public
+    /// suffixes, Domain, Path, caps), then read back for a request.
+    private static func setCookie(_ text: String) {
+        let lines = text.split(separator: "\n").map(String.init)
+        for line in lines { _ = ParsedSetCookie.parse(line) }
+        let jar = CookieJar(publicSuffixes: .system)
+        let url = URL(string: "https://www.example.co.uk/a/b")!
+        jar.storeCookies(fromSetCookieFields: lines, for: url, acceptPolicy: .always)
+        let sent = jar.cookies(for: url)
+        precondition(sent.count <= CookieJar.maximumPerDomain)
+    }
+
+    /// A 302 whose Location is the text, resolved against a request.
+    private static func location(_ text: String) {
+        let url = URL(string: "https://example.org/dir/page?q=1")!
+        guard let response = HTTPURLResponse(url: url, statusCode: 302, httpVersion: "HTTP/1.1", headerFields: ["Location": text])
+        else { return }
+        var request = URLRequest(url: url)
+        request.setValue("Bearer secret", forHTTPHeaderField: "Authorization")
+        if case .redirect(let proposed, _) = RedirectPolicy.evaluate(
+            response: response, request: request, sensitive: { $0 == "authorization" })
+        {
+            let scheme = proposed.url?.scheme?.lowercased()
+            precondition(scheme == "http" || scheme == "https", "a redirect to another scheme was proposed")
+            // Hosts compare without case; https's port is 443 written or not.
+            let sameOrigin = proposed.url?.host?.lowercased() == "example.org" && scheme == "https"
+                && (proposed.url?.port ?? 443) == 443
+            if !sameOrigin {
+                precondition(
+                    proposed.value(forHTTPHeaderField: "Authorization") == nil,
+                    "credentials crossed origins: \(text.debugDescription) -> \(proposed.url?.absoluteString ?? "-")")
+            }
+        }
+    }
+
+    /// The first byte picks where the body is cut in two chunks.
+    private static func multipart(_ data: Data) {
+        guard var parser = MultipartReplaceParser(contentType: "multipart/x-mixed-replace; boundary=frame") else { return }
+        let cut = data.isEmpty ? 0 : Int(data[data.startIndex]) % (data.count + 1)
+        var bodyBytes = 0
+        for piece in [data.prefix(cut), data.dropFirst(cut)] {
+            piece.withUnsafeBytes { bytes in
+                for output in parser.feed(bytes) {
+                    if case .body(let body) = output { bodyBytes += body.count }
+                }
+            }
+        }
+        precondition(bodyBytes <= data.count, "the parser produced more body than it was given")
+    }
+
+    /// Lines "Name: value" as a stored response's fields: Cache-Control,
+    /// dates, Age and Vary through the freshness and storage rules.
+    private static func cacheHeaders(_ text: String) {
+        var fields = CachedHeaderFields()
+        for line in text.split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields.append(
+                name: String(line[..<colon]).trimmingCharacters(in: .whitespaces),
+                value: String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        }
+        let now = Date()
+        let stored = CachedResponse(
+            url: URL(string: "https://example.org/")!, statusCode: 200, httpVersion: "HTTP/1.1", fields: fields,
+            data: Data(), requestDate: now, responseDate: now)
+        let freshness = CacheFreshness(stored, now: now)
+        precondition(!freshness.lifetime.isNaN && !freshness.age.isNaN)
+        let request = URLRequest(url: stored.url)
+        _ = CacheRules.mayStore(statusCode: 200, fields: fields, request: request, authenticated: false)
+        _ = CacheRules.isReusable(fields: fields, statusCode: 200)
+        _ = CacheRules.varyValues(of: fields, request: request)
+        _ = CacheRules.plan(for: request, policy: .useProtocolCachePolicy, stored: stored, now: now)
+    }
+}

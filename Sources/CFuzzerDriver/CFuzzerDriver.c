@@ -1,0 +1,2 @@
+// Only a header: see include/CFuzzerDriver.h.
+#include "CFuzzerDriver.h"

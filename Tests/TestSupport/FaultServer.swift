@@ -1,0 +1,228 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A raw-socket HTTP/1.1 server on 127.0.0.1 that misbehaves on purpose:
+/// each connection plays a script of steps (bytes, pauses, a half-close, a
+/// reset) that no well-behaved server library would produce. For the
+/// fault-injection tests; the real server is `LoopbackServer`.
+///
+/// Connection n plays `scripts[n]` (the last script for every later one).
+/// Each connection has a thread of its own; the server stops (and closes
+/// every socket) at `stop()`.
+public final class FaultServer: Sendable {
+    public enum Step: Sendable {
+        /// Reads a request head (up to its blank line), and its body when it
+        /// has a Content-Length. Fails the script if the peer closes first.
+        case readRequest
+        case send(String)
+        case sendBytes([UInt8])
+        /// The same bytes, `count` times.
+        case repeated(String, count: Int)
+        case pause(milliseconds: Int)
+        /// Sends `text` a byte at a time, `milliseconds` apart.
+        case trickle(String, milliseconds: Int)
+        /// shutdown(SHUT_WR): the peer reads end-of-stream, our side stays open.
+        case halfClose
+        /// Close with SO_LINGER 0: the peer gets a TCP reset.
+        case reset
+        case close
+        /// Keeps the connection open (until `stop()`), reading and discarding.
+        case hold
+    }
+
+    public let port: Int
+    private let listener: Int32
+    private let scripts: [[Step]]
+    private let state = Mutex(State())
+
+    private struct State {
+        var stopped = false
+        var connections: [Int32] = []
+        var accepted = 0
+        var requests: [String] = []
+    }
+
+    public init(_ scripts: [[Step]]) throws {
+        precondition(!scripts.isEmpty)
+        self.scripts = scripts
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw FaultServerError("socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            close(fd)
+            throw FaultServerError("bind/listen: \(String(cString: strerror(errno)))")
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        listener = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "FaultServer.accept"
+        thread.start()
+    }
+
+    public func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path)")!
+    }
+
+    /// Connections accepted so far.
+    public var acceptedConnections: Int { state.withLock { $0.accepted } }
+
+    /// The request heads read so far, in order.
+    public var requests: [String] { state.withLock { $0.requests } }
+
+    /// Stops accepting and closes every connection (idempotent).
+    public func stop() {
+        // Under the lock: a connection's descriptor is closed only after it
+        // left the list under this lock, so every one shut down here is
+        // still ours (not a number another server's socket got since).
+        state.withLock { state in
+            guard !state.stopped else { return }
+            state.stopped = true
+            for socket in state.connections { shutdown(socket, Int32(SHUT_RDWR)) }
+        }
+        shutdown(listener, Int32(SHUT_RDWR))
+    }
+
+    deinit {
+        stop()
+        close(listener)
+    }
+
+    private func acceptLoop() {
+        while true {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else {
+                if errno == EINTR { continue }
+                return
+            }
+            let index = state.withLock { state -> Int? in
+                guard !state.stopped else { return nil }
+                state.connections.append(connection)
+                state.accepted += 1
+                return state.accepted - 1
+            }
+            guard let index else {
+                close(connection)
+                return
+            }
+            var yes: Int32 = 1
+            setsockopt(connection, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
+            let script = scripts[min(index, scripts.count - 1)]
+            let thread = Thread { [self] in play(script, on: connection) }
+            thread.name = "FaultServer.connection"
+            thread.start()
+        }
+    }
+
+    private func play(_ script: [Step], on connection: Int32) {
+        var pending: [UInt8] = []
+        defer {
+            state.withLock { $0.connections.removeAll { $0 == connection } }
+            close(connection)
+        }
+        for step in script {
+            switch step {
+            case .readRequest:
+                guard let head = readRequest(connection, &pending) else { return }
+                state.withLock { $0.requests.append(head) }
+            case .send(let text):
+                guard write(Array(text.utf8), to: connection) else { return }
+            case .sendBytes(let bytes):
+                guard write(bytes, to: connection) else { return }
+            case .repeated(let text, let count):
+                let bytes = Array(text.utf8)
+                for _ in 0..<count where !write(bytes, to: connection) { return }
+            case .pause(let milliseconds):
+                usleep(useconds_t(milliseconds * 1000))
+            case .trickle(let text, let milliseconds):
+                for byte in text.utf8 {
+                    guard write([byte], to: connection) else { return }
+                    usleep(useconds_t(milliseconds * 1000))
+                }
+            case .halfClose:
+                shutdown(connection, Int32(SHUT_WR))
+            case .reset:
+                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                setsockopt(connection, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                return
+            case .close:
+                return
+            case .hold:
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while recv(connection, &buffer, buffer.count, 0) > 0 {}
+                return
+            }
+        }
+        // The script ended: a graceful close after the peer is done reading.
+        shutdown(connection, Int32(SHUT_WR))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var rounds = 0
+        while rounds < 100, recv(connection, &buffer, buffer.count, 0) > 0 { rounds += 1 }
+    }
+
+    private func write(_ bytes: [UInt8], to connection: Int32) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0, errno == EINTR { continue }
+            guard sent > 0 else { return false }
+            offset += sent
+        }
+        return true
+    }
+
+    /// The next request's head (and body, by Content-Length), or nil when
+    /// the peer closed first.
+    private func readRequest(_ connection: Int32, _ pending: inout [UInt8]) -> String? {
+        let blankLine: [UInt8] = [13, 10, 13, 10]
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            if let end = pending.firstRange(of: blankLine) {
+                let head = String(decoding: pending[..<end.lowerBound], as: UTF8.self)
+                pending.removeSubrange(..<end.upperBound)
+                let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                    .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+                while pending.count < length {
+                    let count = recv(connection, &buffer, buffer.count, 0)
+                    guard count > 0 else { return nil }
+                    pending += buffer[0..<count]
+                }
+                pending.removeFirst(length)
+                return head
+            }
+            let count = recv(connection, &buffer, buffer.count, 0)
+            guard count > 0 else { return nil }
+            pending += buffer[0..<count]
+        }
+    }
+}
+
+public struct FaultServerError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Runs `body` with a fault server playing `scripts`, stopped afterwards,
+/// within `timeLimit` seconds.
+public func withFaultServer<T: Sendable>(
+    _ scripts: [[FaultServer.Step]], timeLimit: Double = 30,
+    _ body: @escaping @Sendable (FaultServer) async throws -> T
+) async throws -> T {
+    let server = try FaultServer(scripts)
+    defer { server.stop() }
+    return try await withTimeLimit(timeLimit) { try await body(server) }
+}
