@@ -87,6 +87,8 @@ let package = Package(
             name: "AsyncURLSessionTests",
             dependencies: [
                 "AsyncURLSession",
+                // Its fuzz entry (the response head parser) for the corpus test.
+                "CurlEngine",
                 "CStreamingCopy",
                 "LoopbackServer",
                 "TestSupport",

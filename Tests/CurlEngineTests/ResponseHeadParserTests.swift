@@ -14,6 +14,18 @@ import Testing
         return heads
     }
 
+    @Test func differentContentLengths_withoutTransferEncoding_makeTheLengthUntrustworthy() {
+        var parser = ResponseHeadParser()
+        let conflicting = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n", "Content-Length: 5\r\n", "\r\n"])
+        #expect(conflicting.first?.hasUntrustworthyLength == true)
+        let equal = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 5\r\n", "Content-Length: 5\r\n", "\r\n"])
+        #expect(equal.first?.hasUntrustworthyLength == false)
+        let chunked = feed(&parser, [
+            "HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n", "Transfer-Encoding: chunked\r\n", "Content-Length: 5\r\n", "\r\n",
+        ])
+        #expect(chunked.first?.hasUntrustworthyLength == false)
+    }
+
     @Test func finalHead_isReturnedAtTheBlankLine() {
         var parser = ResponseHeadParser()
         let heads = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 5\r\n", "X-A:  spaced \r\n", "\r\n"])

@@ -1,5 +1,6 @@
 // Entry point: swift run -c release --package-path Sources/Benchmarks Benchmarks
 //   [--quick] [--runs N] [--warmups N] [--only W1,W5] [--clients a,b] [--json out.json] [--strict]
+//   Benchmarks --soak [--soak-requests N] [--soak-minutes M] [--soak-concurrency C] [--soak-interval S]
 //   Benchmarks --judge out.json   (the targets against an earlier run's report)
 //
 // Sets up a temporary prefix (certificates, files, nginx config), starts nginx
@@ -49,6 +50,21 @@ struct BenchmarksCommand: ParsableCommand {
 
     @Flag(help: "Exit with status 1 when any client's run failed its checks (CI's smoke run); a missed target is not a failure.")
     var strict = false
+
+    @Flag(help: "Soak instead of the workloads: sequential GETs, then many in flight for minutes, sampling the client's RSS and descriptors (default client: asyncurlsession-data).")
+    var soak = false
+
+    @Option(help: "Soak: sequential requests (default 1000000).")
+    var soakRequests = 1_000_000
+
+    @Option(help: "Soak: minutes of the concurrent phase (default 10).")
+    var soakMinutes = 10.0
+
+    @Option(help: "Soak: transfers in flight in the concurrent phase (default 10000).")
+    var soakConcurrency = 10_000
+
+    @Option(help: "Soak: seconds between samples (default 5).")
+    var soakInterval = 5.0
 
     func validate() throws {
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
@@ -114,6 +130,11 @@ struct BenchmarksCommand: ParsableCommand {
         }
         fflush(nil)  // all C streams: keeps the tables in order with stderr progress
 
+        if soak {
+            try runSoak(runner: runner, clients: clientSpecs)
+            return
+        }
+
         let scheduler = Scheduler(
             runner: runner, clients: clientSpecs, runs: measuredRuns, warmups: warmupRuns,
             warmupsForced: warmups != nil,
@@ -163,6 +184,29 @@ struct BenchmarksCommand: ParsableCommand {
             throw ValidationError("unknown workload \(filter); known: \(all.map(\.id).joined(separator: ", "))")
         }
         return all.filter { workload in filters.contains { workload.matches($0) } }
+    }
+
+    /// --soak: each client (not the baseline) through both phases.
+    private func runSoak(runner: ClientRunner, clients: [ClientSpec]) throws {
+        let soakClients = self.clients == nil
+            ? ClientTable.all.filter { $0.name == "asyncurlsession-data" }
+            : clients.filter { $0.name != ClientTable.baseline }
+        let phases = [
+            SoakPhase.sequential(requests: soakRequests),
+            SoakPhase.concurrent(soakConcurrency, minutes: soakMinutes),
+        ]
+        let soakRun = SoakRun(runner: runner, interval: soakInterval)
+        var failed = false
+        for client in soakClients {
+            for phase in phases {
+                FileHandle.standardError.write(Data("soak: \(client.name): \(phase.title)\n".utf8))
+                let result = soakRun.run(client, phase)
+                print(result.render())
+                fflush(nil)
+                failed = failed || result.failure != nil || !result.isFlat
+            }
+        }
+        if strict, failed { throw ExitCode(1) }
     }
 
     private func selectedClients() throws -> [ClientSpec] {
