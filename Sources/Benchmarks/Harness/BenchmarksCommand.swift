@@ -120,8 +120,10 @@ struct BenchmarksCommand: ParsableCommand {
             : ""
         let multiplied = workloads.filter { $0.runMultiplier > 1 }
             .map { " (\($0.id): \(measuredRuns * $0.runMultiplier))" }.joined()
-        print("Runs: \(warmupRuns) warm-up\(exceptions) + \(measuredRuns) measured\(multiplied) per client and workload,"
-            + " clients taking turns; metric medians; ratios are to \(ClientTable.baseline).")
+        if !soak {
+            print("Runs: \(warmupRuns) warm-up\(exceptions) + \(measuredRuns) measured\(multiplied) per client and workload,"
+                + " clients taking turns; metric medians; ratios are to \(ClientTable.baseline).")
+        }
         print("nginx: pid \(nginx.pid), http 127.0.0.1:\(nginx.ports.http), https+h2 127.0.0.1:\(nginx.ports.https)\n")
         let runner = ClientRunner(
             executablesDirectory: directory, prefix: prefix, server: nginx, certificates: certificates)
