@@ -81,7 +81,7 @@ let package = Package(
         .target(name: "CFuzzerDriver"),
         .executableTarget(name: "fuzz-parsers", dependencies: ["AsyncURLSession", "CurlEngine", "CFuzzerDriver"]),
         // What every test target uses: time limits, a per-test loopback server.
-        .target(name: "TestSupport", dependencies: ["LoopbackServer"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["LoopbackServer", "SanitizerVisibleLock"], path: "Tests/TestSupport"),
         .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine", "SanitizerVisibleLock"]),
         .testTarget(
             name: "AsyncURLSessionTests",
