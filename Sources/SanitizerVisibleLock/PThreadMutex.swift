@@ -13,13 +13,18 @@ import Glibc
 
 /// The subset of `Synchronization.Mutex`'s API this project uses.
 public final class PThreadMutex<Value: ~Copyable>: @unchecked Sendable {
-    // @unchecked: `value` is only touched between pthread_mutex_lock and
+    // @unchecked: the value is only touched between pthread_mutex_lock and
     // pthread_mutex_unlock on `mutex`, which lives at a fixed address.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    // The value lives behind a pointer, not in a stored property: with an
+    // empty value (`Mutex<Void>`, the engine loop's ownership lock) Swift's
+    // exclusivity instrumentation reported the property's accesses to TSan
+    // as racing even inside the lock (Tests/CurlEngineTests/TryLockModelTests).
+    private let storage: UnsafeMutablePointer<Value>
 
     public init(_ initialValue: consuming sending Value) {
-        value = initialValue
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: initialValue)
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
@@ -28,6 +33,8 @@ public final class PThreadMutex<Value: ~Copyable>: @unchecked Sendable {
     deinit {
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
+        storage.deinitialize(count: 1)
+        storage.deallocate()
     }
 
     public func withLock<Result: ~Copyable, E: Error>(
@@ -35,7 +42,7 @@ public final class PThreadMutex<Value: ~Copyable>: @unchecked Sendable {
     ) throws(E) -> sending Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&storage.pointee)
     }
 
     public func withLockIfAvailable<Result: ~Copyable, E: Error>(
@@ -43,6 +50,6 @@ public final class PThreadMutex<Value: ~Copyable>: @unchecked Sendable {
     ) throws(E) -> sending Result? {
         guard pthread_mutex_trylock(mutex) == 0 else { return nil }
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&storage.pointee)
     }
 }
