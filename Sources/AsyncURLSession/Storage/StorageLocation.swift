@@ -11,12 +11,16 @@ enum StorageLocation {
     /// nil when neither XDG_DATA_HOME (absolute) nor HOME is set: then
     /// nothing is written to disk.
     static var defaultFolder: URL? {
+        userFolder("XDG_DATA_HOME", else: ".local/share")?.appendingPathComponent("AsyncURLSession")
+    }
+
+    /// An XDG base directory: `$variable` when it is absolute, else
+    /// `$HOME/fallback`; nil when neither is usable.
+    static func userFolder(_ variable: String, else fallback: String) -> URL? {
         let environment = ProcessInfo.processInfo.environment
-        if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
-            return URL(fileURLWithPath: dataHome).appendingPathComponent("AsyncURLSession")
-        }
+        if let folder = environment[variable], folder.hasPrefix("/") { return URL(fileURLWithPath: folder) }
         guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
-        return URL(fileURLWithPath: home).appendingPathComponent(".local/share/AsyncURLSession")
+        return URL(fileURLWithPath: home).appendingPathComponent(fallback)
     }
 
     /// Creates `folder` (and its parents, 0700) if needed, and checks it is

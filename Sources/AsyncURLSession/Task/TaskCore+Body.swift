@@ -114,7 +114,7 @@ extension TaskCore {
     private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
         let sent: URLRequest
         let hopCache: HopCache?
-        switch cacheLaunch(for: request, credential: credential) {
+        switch cacheLaunch(for: request) {
         case .network(let request, let cache):
             (sent, hopCache) = (request, cache)
         case .stored(let stored, let cache):

@@ -24,7 +24,7 @@ extension TaskCore {
     /// nothing stored (the common case) costs a lookup by URL and one
     /// header read; the request's other fields are only looked at when a
     /// response is stored or something stored could answer.
-    func cacheLaunch(for request: URLRequest, credential: HopCredential?) -> CacheLaunch {
+    func cacheLaunch(for request: URLRequest) -> CacheLaunch {
         guard let cache = context.configuration.responseCache, let url = request.url else { return .network(request, nil) }
         let additional = context.configuration.httpAdditionalHeaders
         let method = request.httpMethod ?? "GET"

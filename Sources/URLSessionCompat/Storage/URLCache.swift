@@ -33,12 +33,7 @@ open class URLCache: NSObject, @unchecked Sendable {
     /// user's cache folder (`$XDG_CACHE_HOME`, else `~/.cache`).
     public convenience init(memoryCapacity: Int, diskCapacity: Int, diskPath path: String?) {
         let directory = path.flatMap { path -> URL? in
-            if path.hasPrefix("/") { return URL(fileURLWithPath: path) }
-            let environment = ProcessInfo.processInfo.environment
-            if let home = environment["XDG_CACHE_HOME"], home.hasPrefix("/") {
-                return URL(fileURLWithPath: home).appendingPathComponent(path)
-            }
-            return environment["HOME"].map { URL(fileURLWithPath: $0).appendingPathComponent(".cache/\(path)") }
+            path.hasPrefix("/") ? URL(fileURLWithPath: path) : ResponseCache.userCacheFolder?.appendingPathComponent(path)
         }
         self.init(memoryCapacity: memoryCapacity, diskCapacity: diskCapacity, directory: directory)
     }

@@ -22,14 +22,10 @@ public final class ResponseCache: Sendable {
     public static let shared = ResponseCache(
         memoryCapacity: 4 << 20, diskCapacity: 20 << 20, directory: defaultDirectory)
 
-    static var defaultDirectory: URL? {
-        let environment = ProcessInfo.processInfo.environment
-        if let cacheHome = environment["XDG_CACHE_HOME"], cacheHome.hasPrefix("/") {
-            return URL(fileURLWithPath: cacheHome).appendingPathComponent("AsyncURLSession")
-        }
-        guard let home = environment["HOME"], home.hasPrefix("/") else { return nil }
-        return URL(fileURLWithPath: home).appendingPathComponent(".cache/AsyncURLSession")
-    }
+    static var defaultDirectory: URL? { userCacheFolder?.appendingPathComponent("AsyncURLSession") }
+
+    /// The user's cache folder: `$XDG_CACHE_HOME`, else `~/.cache`.
+    package static var userCacheFolder: URL? { StorageLocation.userFolder("XDG_CACHE_HOME", else: ".cache") }
 
     private struct MemoryEntry {
         var response: CachedResponse
