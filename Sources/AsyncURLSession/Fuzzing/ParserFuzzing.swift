@@ -1,3 +1,4 @@
+internal import CurlEngine
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -11,6 +12,7 @@ import FoundationNetworking
 package enum ParserFuzzing {
     package static let parsers = [
         "set-cookie", "www-authenticate", "location", "multipart", "resume-data", "cache-headers",
+        "request-headers", "cookie-file",
     ]
 
     /// Runs parser `name` over `data`. Returns false for an unknown name.
@@ -24,6 +26,8 @@ package enum ParserFuzzing {
         case "multipart": multipart(data)
         case "resume-data": _ = ResumeData.decode(data)
         case "cache-headers": cacheHeaders(text)
+        case "request-headers": requestHeaders(text)
+        case "cookie-file": cookieFile(data)
         default: return false
         }
         return true
@@ -100,5 +104,69 @@ package enum ParserFuzzing {
         _ = CacheRules.isReusable(fields: fields, statusCode: 200)
         _ = CacheRules.varyValues(of: fields, request: request)
         _ = CacheRules.plan(for: request, policy: .useProtocolCachePolicy, stored: stored, now: now)
+    }
+
+    /// A request built from the text: the first line is the method, lines
+    /// "Name: value" are the request's headers, lines "+Name: value" the
+    /// configuration's. Whatever preparation accepts must be safe to put on
+    /// the wire: tokens for method and names, no CR, LF or NUL in a value,
+    /// one framing of the body.
+    private static func requestHeaders(_ text: String) {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var request = URLRequest(url: URL(string: "https://example.org/a")!)
+        request.httpMethod = lines.first.map(String.init) ?? "GET"
+        var configuration = SessionConfiguration.ephemeral
+        configuration.cookieJar = nil
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            var name = String(line[..<colon])
+            let value = String(line[line.index(after: colon)...])
+            if name.hasPrefix("+") {
+                name.removeFirst()
+                configuration.httpAdditionalHeaders[name] = value
+            } else {
+                request.addValue(value, forHTTPHeaderField: name)
+            }
+        }
+        let body: TransferRequest.Body = text.count % 2 == 0 ? .none : .data(Data("body".utf8))
+        for crossOrigin in [false, true] {
+            guard case .success(let prepared) = RequestPreparation.transferRequest(
+                for: request, configuration: configuration, body: body, crossOrigin: crossOrigin)
+            else { continue }
+            precondition(HeaderValidation.isToken(prepared.method), "a method that is not a token was accepted")
+            for (name, value) in prepared.headers {
+                precondition(HeaderValidation.isToken(name), "a header name that is not a token was accepted")
+                precondition(
+                    !value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }),
+                    "CR, LF or NUL reached a header value")
+                if case .data = body {
+                    let lowercased = name.lowercased()
+                    precondition(lowercased != "content-length" && lowercased != "transfer-encoding",
+                        "a second framing of the body was kept")
+                }
+            }
+            if let encoding = prepared.acceptEncoding {
+                precondition(!encoding.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }))
+            }
+        }
+    }
+
+    /// A cookie file's bytes: whatever the decoder accepts must be a cookie
+    /// a response could have set, and must make a Cookie header that is safe.
+    private static func cookieFile(_ data: Data) {
+        let policy = CookiePolicy(publicSuffixes: .system)
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        guard let cookies = CookieFile.decode(data, now: now, policy: policy) else { return }
+        for cookie in cookies {
+            precondition(policy.isPlausible(cookie) && cookie.expires != nil, "an implausible cookie was loaded")
+        }
+        for url in ["https://www.example.co.uk/a/b", "http://example.org/", "https://localhost/"] {
+            let target = URL(string: url)!
+            let matched = cookies.filter { CookiePolicy.matches($0, url: target, now: now) }
+            if let header = CookiePolicy.header(for: matched) {
+                precondition(HeaderValidation.problem(name: "Cookie", value: header) == nil,
+                    "a loaded cookie made an unsafe Cookie header")
+            }
+        }
     }
 }

@@ -32,13 +32,21 @@ struct CookieFile: Sendable {
         case .success(nil):
             return .success([])
         case .success(let data?):
-            guard let stored = try? Self.decoder.decode([StoredCookie].self, from: data) else {
+            guard let stored = Self.decode(data, now: now, policy: policy) else {
                 return .failure(StorageFileError("\(url.path) is not a cookie file of this library (it does not decode)"))
             }
-            // Each entry must be one a response could have set (a tampered
-            // file cannot plant a cookie for a public suffix), and lasting.
-            return .success(stored.filter { policy.isPlausible($0) && $0.expires != nil && !$0.isExpired(at: now) })
+            return .success(stored)
         }
+    }
+
+    /// The cookies a file's bytes hold that a response could have set, or
+    /// nil when the bytes are not such a file. The file is untrusted input
+    /// (another program of the user's may have written it), so it is fuzzed.
+    static func decode(_ data: Data, now: Date, policy: CookiePolicy) -> [StoredCookie]? {
+        guard let stored = try? decoder.decode([StoredCookie].self, from: data) else { return nil }
+        // Each entry must be one a response could have set (a tampered
+        // file cannot plant a cookie for a public suffix), and lasting.
+        return stored.filter { policy.isPlausible($0) && $0.expires != nil && !$0.isExpired(at: now) }
     }
 
     /// Writes the persistent ones of `cookies`; returns why it could not.
