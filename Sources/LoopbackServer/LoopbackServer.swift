@@ -21,7 +21,7 @@
 //
 // Routes (any method; HEAD gets the GET head; bad parameters 400, unknown paths 404; over
 // HTTP/2 the same unless HTTP2Setup.swift says otherwise):
-// - Bytes: /bytes/N, /chunked/N, /drip/N, /stall/N, /stall-headers, /drop/N,
+// - Bytes: /bytes/N, /chunked/N, /drip/N, /stall/N, /stall-headers, /drop/N[?how=reset|garbage],
 //   /close-delimited/N, /gzip/N, /range/N (ByteRoutes.swift, RangeRoute.swift).
 // - Requests: /echo (method, headers, body length and SHA-256), /echo-body (EchoRoutes.swift).
 // - Status and headers: /status/CODE, /delay/MS, /close-idle/MS, /response-headers, /headers/big, /connection,

@@ -3,7 +3,8 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOSSL
 
-/// Builds the pipeline of each accepted connection:
+/// Builds the pipeline of each accepted connection, after SocketEdgeHandler
+/// (the fault routes' way to the raw socket):
 /// - plain TCP: HTTP/1.1 codec -> RequestHandler
 /// - TLS: NIOSSLServerHandler, then, by ALPN, the HTTP/1.1 pipeline or HTTP2Setup's.
 struct PipelineSetup: Sendable {
@@ -16,6 +17,7 @@ struct PipelineSetup: Sendable {
         // Runs on the channel's event loop (childChannelInitializer), so the synchronous
         // pipeline operations apply directly.
         let tlsAdded = channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(SocketEdgeHandler())
             if let tls {
                 try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls.context))
             }

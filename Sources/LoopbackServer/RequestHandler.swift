@@ -243,6 +243,14 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             lastWrite.assumeIsolated().whenComplete { _ in
                 context.close(promise: nil)
             }
+        case .breakConnection(let fault):
+            state = .closed
+            // An HTTP/2 stream's connection is its parent channel, on the same event loop
+            // (an HTTP/1 connection's parent is the listening socket).
+            let connection = transport == .http2 ? context.channel.parent ?? context.channel : context.channel
+            lastWrite.assumeIsolated().whenComplete { _ in
+                SocketEdgeHandler.breakConnection(connection, fault)
+            }
         }
     }
 

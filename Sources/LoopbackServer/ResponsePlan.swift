@@ -62,6 +62,8 @@ struct PatternStream {
         case stall
         /// Close the connection (HTTP/1) or reset the stream (HTTP/2).
         case close
+        /// Break the whole connection (over HTTP/2 too) under the TLS layer.
+        case breakConnection(ConnectionFault)
     }
 
     /// Pattern offset of the first byte sent.

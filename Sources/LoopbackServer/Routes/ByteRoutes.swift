@@ -39,11 +39,21 @@ enum ByteRoutes {
         return .pattern(head(contentLength: count), PatternStream(count: after, ending: .stall))
     }
 
-    /// GET /drop/N?after=K: Content-Length N, K bytes (default N/2), then the connection is closed.
+    /// GET /drop/N?after=K&how=close|reset|garbage: Content-Length N, K bytes (default N/2),
+    /// then the connection ends: `close` (default) closes it (with TLS: after a close_notify;
+    /// HTTP/2: resets the stream); `reset` sends a TCP reset under TLS, no close_notify;
+    /// `garbage` writes bytes that are not a TLS record of the session, then closes.
     static func drop(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
         let count = try request.target.integerSegment(1, named: "N")
         let after = try request.target.integer("after", default: count / 2, in: 0...count)
-        return .pattern(head(contentLength: count), PatternStream(count: after, ending: .close))
+        let ending: PatternStream.Ending
+        switch request.target.value("how") ?? "close" {
+        case "close": ending = .close
+        case "reset": ending = .breakConnection(.reset)
+        case "garbage": ending = .breakConnection(.garbage)
+        default: throw BadRequest(message: "how must be close, reset or garbage")
+        }
+        return .pattern(head(contentLength: count), PatternStream(count: after, ending: ending))
     }
 
     /// GET /close-delimited/N: N bytes whose end is the end of the connection.
