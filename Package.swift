@@ -82,7 +82,7 @@ let package = Package(
         .executableTarget(name: "fuzz-parsers", dependencies: ["AsyncURLSession", "CurlEngine", "CFuzzerDriver"]),
         // What every test target uses: time limits, a per-test loopback server.
         .target(name: "TestSupport", dependencies: ["LoopbackServer", "SanitizerVisibleLock"], path: "Tests/TestSupport"),
-        .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine", "SanitizerVisibleLock"]),
+        .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine", "SanitizerVisibleLock", "TestSupport"]),
         .testTarget(
             name: "AsyncURLSessionTests",
             dependencies: [

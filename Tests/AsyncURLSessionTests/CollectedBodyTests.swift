@@ -144,7 +144,7 @@ import Testing
 
     /// Idle buffers are kept only while responses keep coming: one idle for
     /// longer than `idleLifetime` is freed at the next take or give.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.scaledMinutes(1)))
     func idleBuffer_isFreedAfterItsLifetime() async throws {
         let pool = BodyBufferPool(idleLifetime: 50_000_000)
         let capacity = BodyBufferPool.capacity(for: 5 * 1024 * 1024 + 3)

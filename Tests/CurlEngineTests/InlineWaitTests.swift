@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import Glibc
 import Synchronization
@@ -50,7 +51,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.scaledMinutes(1)))
     func aPromptResponse_isReadAndEnded_onTheWaitingThread() throws {
         let engine = PrivateShard()
         let server = try ScriptedServer { _ in .after(seconds: 0) }
@@ -71,7 +72,7 @@ import Testing
         #expect(pthread_equal(thread, pthread_self()) != 0, "the transfer ended on another thread")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.scaledMinutes(1)))
     func aSlowResponse_isHandedBackAtTheLimit_andTheEngineThreadReadsIt() throws {
         let engine = PrivateShard()
         let server = try ScriptedServer { $0 == 1 ? .after(seconds: 0) : .after(seconds: 0.5) }
@@ -89,7 +90,7 @@ import Testing
         #expect(pthread_equal(thread, pthread_self()) == 0, "ended on the thread whose wait had ended")
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.scaledMinutes(1)))
     func aCommandDuringTheWait_endsIt_andTheEngineThreadRunsIt() throws {
         let engine = PrivateShard()
         let slow = try ScriptedServer { $0 == 1 ? .after(seconds: 0) : .after(seconds: 2) }

@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import Testing
 
@@ -13,7 +14,7 @@ import Testing
         }
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.scaledMinutes(1)))
     func isMainThread_onANewThread_isFoundationsAnswer() async {
         let answers = await onNewThread {
             [MainThreadCheck.isMainThread, Thread.isMainThread]
@@ -21,7 +22,7 @@ import Testing
         #expect(answers == [false, false])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.scaledMinutes(1)))
     func isMainThread_askedAgain_keepsTheThreadsFirstAnswer() async {
         let answers = await onNewThread {
             [
@@ -33,7 +34,7 @@ import Testing
         #expect(answers == [true, true, true])
     }
 
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.scaledMinutes(1)))
     func isMainThread_onAnotherThread_asksAgain() async {
         let first = await onNewThread { MainThreadCheck.isMainThread(asking: { true }) }
         let second = await onNewThread { MainThreadCheck.isMainThread(asking: { false }) }

@@ -4,7 +4,7 @@ import Testing
 
 /// The /auth routes and /proxy-auth, with the curl command line (libcurl's Digest, Basic and
 /// --anyauth) as the client.
-@Suite(.timeLimit(.minutes(1))) struct AuthRouteTests {
+@Suite(.timeLimit(.scaledMinutes(1))) struct AuthRouteTests {
     @Test(arguments: [false, true])
     func digestAcceptsCorrectCredentials(http2: Bool) async throws {
         try await withServer(http2: http2) { server, reach in

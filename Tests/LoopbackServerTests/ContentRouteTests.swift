@@ -3,7 +3,7 @@ import LoopbackServer
 import Testing
 
 /// /multipart-replace and the /cookies routes, with the curl command line as the client.
-@Suite(.timeLimit(.minutes(1))) struct ContentRouteTests {
+@Suite(.timeLimit(.scaledMinutes(1))) struct ContentRouteTests {
     /// The body /multipart-replace must send.
     static func multipart(parts: Int, size: Int) -> Data {
         var body = Data()

@@ -4,7 +4,7 @@ import LoopbackServer
 import Testing
 
 /// Routes over plain HTTP/1.1, with URLSession as the client. Each test starts its own server.
-@Suite(.timeLimit(.minutes(1))) struct HTTP1RouteTests {
+@Suite(.timeLimit(.scaledMinutes(1))) struct HTTP1RouteTests {
     @Test func bytesHasLengthAndPattern() async throws {
         try await withServer { server in
             let count = 1_000_017  // several 64 KiB pieces plus a partial one

@@ -4,7 +4,7 @@ import Testing
 
 /// /redirect-raw, /redirect-no-location, /redirect-echo and /cross-origin-redirect, with the
 /// curl command line as the client.
-@Suite(.timeLimit(.minutes(1))) struct RedirectRouteTests {
+@Suite(.timeLimit(.scaledMinutes(1))) struct RedirectRouteTests {
     /// Query value as sent, and the Location bytes the server must write for it.
     static let rawLocations: [(query: String, bytes: [UInt8])] = [
         ("%2Fecho%0Dx", Array("/echo\rx".utf8)),

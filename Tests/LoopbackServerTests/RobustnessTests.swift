@@ -3,7 +3,7 @@ import LoopbackServer
 import Testing
 
 /// Clients that go away, or are cut off on purpose, must not disturb the server.
-@Suite(.timeLimit(.minutes(1))) struct RobustnessTests {
+@Suite(.timeLimit(.scaledMinutes(1))) struct RobustnessTests {
     @Test func survivesClientsThatLeaveMidBody() async throws {
         try await withServer { server in
             // Slow readers that give up: the server must wait for them, then notice they left.

@@ -3,7 +3,7 @@ import LoopbackServer
 import Testing
 
 /// HTTPS through the `curl` command line, trusting the server's generated certificate.
-@Suite(.timeLimit(.minutes(1))) struct TLSTests {
+@Suite(.timeLimit(.scaledMinutes(1))) struct TLSTests {
     @Test(arguments: [true, false])
     func httpsServesBytes(http2: Bool) async throws {
         try await withServer(.init(tls: true, http2: http2)) { server in

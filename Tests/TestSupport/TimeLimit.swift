@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import Synchronization
 
 public struct TimeLimitExceeded: Error, CustomStringConvertible {
@@ -6,8 +7,20 @@ public struct TimeLimitExceeded: Error, CustomStringConvertible {
     public var description: String { "the test did not finish within \(seconds) s" }
 }
 
+/// How much longer than usual the tests may take: 1 normally, more under a
+/// sanitizer (`.ci/sanitize` sets `ASYNCURLSESSION_TEST_TIME_SCALE`), where
+/// ThreadSanitizer runs the suite several times slower and a 30-second limit
+/// would fail correct code. Only limits scale; nothing a test asserts about
+/// behaviour does.
+public let testTimeScale: Double = {
+    guard let text = ProcessInfo.processInfo.environment["ASYNCURLSESSION_TEST_TIME_SCALE"],
+          let scale = Double(text), scale >= 1 else { return 1 }
+    return scale
+}()
+
 /// Runs `body`, failing with `TimeLimitExceeded` if it takes longer than
-/// `seconds`, so a hang fails the test instead of blocking CI.
+/// `seconds` (times `testTimeScale`), so a hang fails the test instead of
+/// blocking CI.
 ///
 /// Not a task group: a group waits for its children when it returns, so a
 /// body stuck on a continuation would hold the test past its limit. Here the
@@ -16,6 +29,7 @@ public struct TimeLimitExceeded: Error, CustomStringConvertible {
 public func withTimeLimit<T: Sendable>(
     _ seconds: Double = 30, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
+    let seconds = seconds * testTimeScale
     let answer = OneAnswer<T>()
     @Sendable func take() -> CheckedContinuation<T, any Error>? { answer.take() }
     return try await withCheckedThrowingContinuation { continuation in
@@ -51,4 +65,20 @@ private final class OneAnswer<T: Sendable>: Sendable {
             return pending
         }
     }
+}
+
+extension TimeLimitTrait.Duration {
+    /// `minutes` times `testTimeScale` (rounded up), for `.timeLimit` traits:
+    /// Swift Testing's own limit, which stretches under a sanitizer as
+    /// `withTimeLimit` does.
+    public static func scaledMinutes(_ minutes: Int) -> Self {
+        .minutes(Int64((Double(minutes) * testTimeScale).rounded(.up)))
+    }
+}
+
+/// A request timeout for test sessions: `seconds` times `testTimeScale`, so
+/// a transfer that is slow only because a sanitizer slows the process does
+/// not time out. Tests of timeouts themselves set their own, unscaled.
+public func scaledTimeout(_ seconds: Double) -> Double {
+    seconds * testTimeScale
 }

@@ -6,7 +6,7 @@ import LoopbackServer
 /// A session configuration for tests: short timeouts so failures are quick.
 func testConfiguration(trusting server: LoopbackServer? = nil) -> SessionConfiguration {
     var configuration = SessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = 20
+    configuration.timeoutIntervalForRequest = scaledTimeout(20)
     configuration.tlsTrustRootsPEM = server?.certificatePEM
     return configuration
 }

@@ -252,6 +252,6 @@ final class HandlerResult<Value: Sendable>: Sendable {
 /// stalled test fails instead of waiting for the default 60 s.
 func legacyConfiguration() -> URLSessionConfiguration {
     let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = 15
+    configuration.timeoutIntervalForRequest = scaledTimeout(15)
     return configuration
 }

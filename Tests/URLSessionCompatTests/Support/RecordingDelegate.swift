@@ -198,7 +198,7 @@ func makeSession(
     _ delegate: (any URLSessionDelegate)?, queue: OperationQueue? = nil, configure: (URLSessionConfiguration) -> Void = { _ in }
 ) -> URLSession {
     let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = 20
+    configuration.timeoutIntervalForRequest = scaledTimeout(20)
     configure(configuration)
     return URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
 }
