@@ -8,6 +8,11 @@ struct SoakSample: Sendable {
     let seconds: Double
     let rssKiB: Int
     let descriptors: Int
+    /// Requests nginx had answered since the phase began (its stub_status
+    /// counter, minus the status requests themselves), or nil if unread.
+    /// Counted by the server because the concurrent phase's client is killed,
+    /// not asked, at the end.
+    var requests: Int?
 }
 
 struct SoakPhase: Sendable {
@@ -65,12 +70,17 @@ struct SoakResult: Sendable {
         var lines = ["Soak, \(client): \(phase.title)"]
         if let failure { lines.append("  FAILED: \(failure)") }
         guard !samples.isEmpty else { return lines.joined(separator: "\n") + "\n" }
-        lines.append("  seconds    RSS MiB  descriptors")
+        lines.append("  seconds    RSS MiB  descriptors     requests")
         let step = max(1, samples.count / 12)
         var shown = Array(stride(from: 0, to: samples.count, by: step).map { samples[$0] })
         if shown.last?.seconds != samples.last?.seconds { shown.append(samples.last!) }
         for sample in shown {
-            lines.append(String(format: "  %7.0f  %9.1f  %11d", sample.seconds, Double(sample.rssKiB) / 1024, sample.descriptors))
+            lines.append(
+                String(format: "  %7.0f  %9.1f  %11d", sample.seconds, Double(sample.rssKiB) / 1024, sample.descriptors)
+                    + "  " + (sample.requests.map { String(format: "%11d", $0) } ?? "          ?"))
+        }
+        if let last = samples.last, let requests = last.requests, last.seconds > 0 {
+            lines.append(String(format: "  %d requests in %.0f s, %.0f per second", requests, last.seconds, Double(requests) / last.seconds))
         }
         let middle = samples[samples.count / 2]
         let mib = { (sample: SoakSample) in String(format: "%.1f", Double(sample.rssKiB) / 1024) }
@@ -90,6 +100,9 @@ struct SoakRun {
 
     func run(_ client: ClientSpec, _ phase: SoakPhase) -> SoakResult {
         var result = SoakResult(client: client.name, phase: phase)
+        let observer = ServerObserver(server: runner.server)
+        let before = observer.snapshot()
+        var statusRequests = 0
         let stem = runner.prefix.runs + "/\(phase.workload.id)-\(client.name)"
         let pid: pid_t
         do {
@@ -117,7 +130,13 @@ struct SoakRun {
                 if phase.duration == nil { result.failure = "the client did not finish in \(Int(deadline)) s" }
                 return result
             }
-            if let sample = Self.sample(pid, at: elapsed) { result.samples.append(sample) }
+            if var sample = Self.sample(pid, at: elapsed) {
+                if let before, let now = observer.snapshot() {
+                    statusRequests += 1
+                    sample.requests = now.requests - before.requests - statusRequests
+                }
+                result.samples.append(sample)
+            }
             usleep(useconds_t(min(interval, max(0.05, deadline - elapsed)) * 1_000_000))
         }
     }
