@@ -110,7 +110,7 @@ import URLSessionCompat
             let first = Outcome<Bool>()
             let second = Outcome<Bool>()
             session.dataTask(with: server.url("/bytes/10")) { _, _, error in
-                let sawSecond = secondRan.wait(timeout: .now() + 10) == .success
+                let sawSecond = secondRan.wait(timeout: .now() + 10 * testTimeScale) == .success
                 first.set(sawSecond, nil, error)
             }.resume()
             // The second request starts once the first handler is running.
