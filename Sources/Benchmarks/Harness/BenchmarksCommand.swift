@@ -33,7 +33,7 @@ struct BenchmarksCommand: ParsableCommand {
     @Option(help: "Only these workloads, comma-separated: W1..W7 or W1-c1, W1-c16, W1-c64.")
     var only: String?
 
-    @Option(help: "Only these clients, comma-separated (the baseline rawcurl is always kept); NAME=/abs/path adds an extra executable.")
+    @Option(help: "Only these clients, comma-separated (the baseline rawcurl-poll is always kept); NAME=/abs/path adds an extra executable.")
     var clients: String?
 
     @Option(help: "Where to write the JSON report (default: benchmark-results.json next to the executables).")

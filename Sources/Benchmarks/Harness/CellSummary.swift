@@ -38,7 +38,7 @@ struct CellSummary: Codable, Sendable {
     enum CodingKeys: String, CodingKey {
         case client, workload, status, reason
         case metricMedian = "metric_median"
-        case ratioToBaseline = "ratio_to_rawcurl"
+        case ratioToBaseline = "ratio_to_baseline"
         case metricSpread = "metric_spread"
         case cpuSecondsMedian = "cpu_s_median"
         case cpuMicrosecondsPerRequest = "cpu_us_per_request"

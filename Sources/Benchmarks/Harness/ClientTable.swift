@@ -21,19 +21,22 @@ struct ClientSpec: Sendable {
 }
 
 enum ClientTable {
-    /// The ratio column divides by this client's median.
-    static let baseline = "rawcurl"
+    /// The ratio column divides by this client's median: raw libcurl in its
+    /// plainest loop (curl_multi_perform + curl_multi_poll), the fastest a
+    /// libcurl client goes at the connection counts measured here.
+    static let baseline = "rawcurl-poll"
 
     /// The other libraries compared with. Every client that is neither one
     /// of these nor the baseline is ours, and judged against the targets
     /// (`TargetJudge`), extra builds included.
     static let peers: Set<String> = ["foundation", "ahc"]
 
-    /// Other references beside the baseline, never judged: raw libcurl
-    /// copying each body into a buffer of its own, the least a client that
-    /// returns whole bodies (`data(for:)`) must do, which the discarding
-    /// baseline never pays for.
-    static let references: Set<String> = ["rawcurl-collect"]
+    /// Other references beside the baseline, never judged: raw libcurl in
+    /// the event-loop shape our engine has (socket_action + epoll), and the
+    /// same copying each body into a buffer of its own, the least a client
+    /// that returns whole bodies (`data(for:)`) must do, which the
+    /// discarding baseline never pays for.
+    static let references: Set<String> = ["rawcurl", "rawcurl-collect"]
 
     /// Our clients whose API returns the whole body in memory
     /// (`data(for:)`): the peak-RSS targets are about the streaming ones.
@@ -42,6 +45,7 @@ enum ClientTable {
     private static let ours = "not built: the AsyncURLSession library did not compile, or BENCH_ASYNCURLSESSION=0"
 
     static let all: [ClientSpec] = [
+        ClientSpec("rawcurl-poll", "bench-rawcurl", extraArguments: ["--perform"]),
         ClientSpec("rawcurl", "bench-rawcurl"),
         ClientSpec("rawcurl-collect", "bench-rawcurl", extraArguments: ["--collect"]),
         ClientSpec("foundation", "bench-foundation"),

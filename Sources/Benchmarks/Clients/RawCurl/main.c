@@ -1,11 +1,20 @@
 // bench-rawcurl: the ceiling for any libcurl-based client.
 //
-// Raw libcurl multi interface driven the way an event-loop client drives it:
-// one epoll set, curl_multi_socket_action on readiness, a timer from
-// CURLMOPT_TIMERFUNCTION. `concurrency` easy handles are created once and
-// reused for every request; body bytes are counted and discarded in the write
-// callback. Takes the same flags as the Swift clients and prints the same JSON
-// line (see ClientSupport/ClientResult.swift).
+// Raw libcurl multi interface, in one of two loops:
+//
+// - With --perform (reported as rawcurl-poll, the harness's baseline): the
+//   plainest loop libcurl offers, curl_multi_perform then curl_multi_poll,
+//   nothing else. libcurl polls every transfer's socket itself each turn,
+//   which for a few dozen connections is as fast as libcurl goes.
+// - Without (reported as rawcurl): the way an event-loop client drives it,
+//   and the shape of our engine: one epoll set, curl_multi_socket_action on
+//   readiness, a timer from CURLMOPT_TIMERFUNCTION. It scales to thousands
+//   of connections; for a few dozen it pays an epoll_ctl per interest change.
+//
+// `concurrency` easy handles are created once and reused for every request;
+// body bytes are counted and discarded in the write callback. Takes the same
+// flags as the Swift clients and prints the same JSON line (see
+// ClientSupport/ClientResult.swift).
 //
 // With --collect (reported as rawcurl-collect) each response's body is
 // copied into its transfer's buffer, sized from Content-Length when the
@@ -16,7 +25,7 @@
 //
 //   bench-rawcurl --workload W --url URL --count N --concurrency C
 //                 [--post-bytes B] [--cacert FILE] [--stream] [--collect]
-//                 [--consume-rate BYTES_PER_SEC] [--timeout SECONDS]
+//                 [--consume-rate BYTES_PER_SEC] [--timeout SECONDS] [--perform]
 //   bench-rawcurl --version     prints libcurl's version line
 #define _GNU_SOURCE
 #include <curl/curl.h>
@@ -42,6 +51,7 @@ struct options {
     double consume_rate;
     double timeout_s;
     int collect;
+    int perform; // curl_multi_perform + curl_multi_poll instead of socket_action + epoll
 };
 
 struct transfer {
@@ -141,7 +151,11 @@ static void parse_options(int argc, char **argv, struct options *opt) {
             opt->collect = 1;
             continue;
         }
-        if (i + 1 >= argc) usage_exit("every option but --stream and --collect needs a value");
+        if (strcmp(name, "--perform") == 0) {
+            opt->perform = 1;
+            continue;
+        }
+        if (i + 1 >= argc) usage_exit("every option but --stream, --collect and --perform needs a value");
         const char *value = argv[++i];
         if (strcmp(name, "--workload") == 0) opt->workload = value;
         else if (strcmp(name, "--url") == 0) opt->url = value;
@@ -311,10 +325,11 @@ static void print_result(struct state *st, double elapsed, long rss_before, cons
     const char *version = st->http_version == CURL_HTTP_VERSION_2_0 ? "2"
                         : st->http_version == CURL_HTTP_VERSION_1_1 ? "1.1"
                         : st->http_version == CURL_HTTP_VERSION_1_0 ? "1.0" : NULL;
-    printf("{\"api\":\"curl_multi_socket_action+epoll%s\",\"bytes_received\":%lld,\"bytes_sent\":%lld,"
+    printf("{\"api\":\"%s%s\",\"bytes_received\":%lld,\"bytes_sent\":%lld,"
            "\"client\":\"%s\",\"elapsed_s\":%.6f,\"errors\":%ld,",
+           st->opt.perform ? "curl_multi_perform+curl_multi_poll" : "curl_multi_socket_action+epoll",
            st->opt.collect ? ", bodies collected" : "", st->bytes_received, st->bytes_sent,
-           st->opt.collect ? "rawcurl-collect" : "rawcurl", elapsed, st->errors);
+           st->opt.collect ? "rawcurl-collect" : st->opt.perform ? "rawcurl-poll" : "rawcurl", elapsed, st->errors);
     if (st->first_error[0]) {
         printf("\"first_error\":");
         print_json_string(st->first_error);
@@ -332,6 +347,77 @@ static void print_result(struct state *st, double elapsed, long rss_before, cons
     print_json_string(st->opt.workload);
     printf("}\n");
     fflush(stdout);
+}
+
+static void note_timeout(struct state *st) {
+    char text[96];
+    snprintf(text, sizeof text, "client timed out after %.0f s", st->opt.timeout_s);
+    long unfinished = st->opt.count - st->finished;
+    for (long i = 0; i < unfinished; i++) note_error(st, text);
+}
+
+// The event-loop shape: epoll readiness and libcurl's timer drive
+// curl_multi_socket_action for one socket (or the timer) at a time.
+static void run_socket_loop(struct state *st, long long deadline) {
+    struct epoll_event events[MAX_EVENTS];
+    int running = 0;
+    while (st->finished < st->opt.count) {
+        long long now = now_ms();
+        if (now > deadline) {
+            note_timeout(st);
+            break;
+        }
+        int wait_ms = 1000;
+        if (st->timer_deadline_ms >= 0) {
+            long long d = st->timer_deadline_ms - now;
+            wait_ms = d < 0 ? 0 : (d < 1000 ? (int)d : 1000);
+        }
+        int n = epoll_wait(st->epfd, events, MAX_EVENTS, wait_ms);
+        if (n < 0 && errno != EINTR) {
+            note_error(st, strerror(errno));
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            int flags = 0;
+            if (events[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
+            if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
+            if (events[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
+            curl_multi_socket_action(st->multi, events[i].data.fd, flags, &running);
+        }
+        if (st->timer_deadline_ms >= 0 && now_ms() >= st->timer_deadline_ms) {
+            st->timer_deadline_ms = -1;
+            curl_multi_socket_action(st->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+        }
+        drain_done(st);
+    }
+}
+
+// The plain shape: libcurl drives every transfer in one call and waits on
+// all their sockets (and its own timeout) in the next; a finished transfer's
+// handle starts the next request before the wait.
+static void run_perform_loop(struct state *st, long long deadline) {
+    int running = 0;
+    while (st->finished < st->opt.count) {
+        if (now_ms() > deadline) {
+            note_timeout(st);
+            break;
+        }
+        CURLMcode rc = curl_multi_perform(st->multi, &running);
+        if (rc != CURLM_OK) {
+            note_error(st, curl_multi_strerror(rc));
+            break;
+        }
+        long before = st->finished;
+        drain_done(st);
+        // A finished transfer started the next one: perform again before
+        // waiting, so its request goes out now.
+        if (st->finished != before) continue;
+        rc = curl_multi_poll(st->multi, NULL, 0, 1000, NULL);
+        if (rc != CURLM_OK) {
+            note_error(st, curl_multi_strerror(rc));
+            break;
+        }
+    }
 }
 
 int main(int argc, char **argv) {
@@ -360,10 +446,12 @@ int main(int argc, char **argv) {
     st.epfd = epoll_create1(EPOLL_CLOEXEC);
     st.timer_deadline_ms = -1;
     if (!st.multi || st.epfd < 0) usage_exit("curl_multi_init or epoll_create1 failed");
-    curl_multi_setopt(st.multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-    curl_multi_setopt(st.multi, CURLMOPT_SOCKETDATA, &st);
-    curl_multi_setopt(st.multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-    curl_multi_setopt(st.multi, CURLMOPT_TIMERDATA, &st);
+    if (!st.opt.perform) {
+        curl_multi_setopt(st.multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+        curl_multi_setopt(st.multi, CURLMOPT_SOCKETDATA, &st);
+        curl_multi_setopt(st.multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+        curl_multi_setopt(st.multi, CURLMOPT_TIMERDATA, &st);
+    }
     curl_multi_setopt(st.multi, CURLMOPT_MAX_HOST_CONNECTIONS, st.opt.concurrency);
     curl_multi_setopt(st.multi, CURLMOPT_MAXCONNECTS, st.opt.concurrency);
 
@@ -382,39 +470,10 @@ int main(int argc, char **argv) {
     long long deadline = now_ms() + (long long)(st.opt.timeout_s * 1000.0);
     for (long i = 0; i < slots; i++) start_next(&st, &transfers[i]);
 
-    struct epoll_event events[MAX_EVENTS];
-    int running = 0;
-    while (st.finished < st.opt.count) {
-        long long now = now_ms();
-        if (now > deadline) {
-            char text[96];
-            snprintf(text, sizeof text, "client timed out after %.0f s", st.opt.timeout_s);
-            long unfinished = st.opt.count - st.finished;
-            for (long i = 0; i < unfinished; i++) note_error(&st, text);
-            break;
-        }
-        int wait_ms = 1000;
-        if (st.timer_deadline_ms >= 0) {
-            long long d = st.timer_deadline_ms - now;
-            wait_ms = d < 0 ? 0 : (d < 1000 ? (int)d : 1000);
-        }
-        int n = epoll_wait(st.epfd, events, MAX_EVENTS, wait_ms);
-        if (n < 0 && errno != EINTR) {
-            note_error(&st, strerror(errno));
-            break;
-        }
-        for (int i = 0; i < n; i++) {
-            int flags = 0;
-            if (events[i].events & EPOLLIN) flags |= CURL_CSELECT_IN;
-            if (events[i].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
-            if (events[i].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
-            curl_multi_socket_action(st.multi, events[i].data.fd, flags, &running);
-        }
-        if (st.timer_deadline_ms >= 0 && now_ms() >= st.timer_deadline_ms) {
-            st.timer_deadline_ms = -1;
-            curl_multi_socket_action(st.multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        }
-        drain_done(&st);
+    if (st.opt.perform) {
+        run_perform_loop(&st, deadline);
+    } else {
+        run_socket_loop(&st, deadline);
     }
     double elapsed = now_seconds() - st.start_s;
     print_result(&st, elapsed, rss_before, NULL); // flushes stdout
