@@ -10,6 +10,8 @@ let package = Package(
     products: [
         .library(name: "AsyncURLSession", targets: ["AsyncURLSession"]),
         .library(name: "URLSessionCompat", targets: ["URLSessionCompat"]),
+        // Scripted responses for users' tests; production code never links it.
+        .library(name: "AsyncURLSessionTesting", targets: ["AsyncURLSessionTesting"]),
         .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
         .executable(name: "fetch", targets: ["fetch"]),
     ],
@@ -53,6 +55,9 @@ let package = Package(
         // The classic delegate and completion-handler API, built only on the
         // public API of AsyncURLSession.
         .target(name: "URLSessionCompat", dependencies: ["AsyncURLSession", "SanitizerVisibleLock"]),
+        // A stub transport for users' tests (StubTransport), on the core's
+        // public LocalTransport seam.
+        .target(name: "AsyncURLSessionTesting", dependencies: ["AsyncURLSession", "SanitizerVisibleLock"]),
         // Real HTTP/1.1 (+ TLS, HTTP/2) server for tests, the CLI demo and benchmarks.
         .target(
             name: "LoopbackServer",
@@ -92,6 +97,7 @@ let package = Package(
                 "CStreamingCopy",
                 "LoopbackServer",
                 "TestSupport",
+                "AsyncURLSessionTesting",
                 "SanitizerVisibleLock",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -130,6 +130,11 @@ public struct SessionConfiguration: Sendable {
     /// for none. See `requestCachePolicy` and URLRequest's `cachePolicy`.
     public var responseCache: ResponseCache?
 
+    /// Answers the requests it chooses without the network (nil: every
+    /// request goes to the network). For tests: `StubTransport` of the
+    /// `AsyncURLSessionTesting` product. See `LocalTransport`.
+    public var localTransport: (any LocalTransport)?
+
     /// The cache policy of requests that leave theirs at
     /// `.useProtocolCachePolicy` (URLRequest's default).
     public var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy

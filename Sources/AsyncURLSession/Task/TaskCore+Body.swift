@@ -137,6 +137,15 @@ extension TaskCore {
             return
         }
         let expectedToSend = transferRequest.bodyLength ?? -1
+        if let transport = configuration.localTransport {
+            let local = localRequest(for: transferRequest, original: sent, credential: credential)
+            if let responder = transport.responder(for: local) {
+                launchLocalHop(
+                    request, responder: responder, cache: hopCache, local: local, credential: credential,
+                    expectedToSend: expectedToSend)
+                return
+            }
+        }
         let engine = engine
         let placement = context.placement
         let url = transferRequest.url

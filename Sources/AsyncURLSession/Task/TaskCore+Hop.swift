@@ -21,12 +21,13 @@ extension TaskCore {
     func hopDidReceiveHead(_ head: consuming ResponseHead, id: TransferID) {
         // Foundation's HTTPURLResponse is costly to build: never under the
         // lock, and only where it is needed (see ResponseSource).
-        guard let (url, usesCache) = guarded.withLock({ guarded -> (URL, Bool)? in
+        guard let (url, usesCache, fromCache) = guarded.withLock({ guarded -> (URL, Bool, Bool)? in
             guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
-            return (url, guarded.hop.cache != nil)
+            return (url, guarded.hop.cache != nil, id.isLocal && guarded.localTransfer?.fetchType == .localCache)
         }) else { return }
-        // A stored response's cookies were stored when it first came.
-        if head.hasSetCookie, !id.isLocal { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
+        // A stored response's cookies were stored when it first came; a
+        // local transport's (a stub's) are new, as a server's.
+        if head.hasSetCookie, !fromCache { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
         if usesCache, !cacheReceivedHead(head, url: url, id: id) { return }
         let source = ResponseSource(head: head, url: url)
         let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in

@@ -42,21 +42,73 @@ extension TaskCore {
         guarded.withLock { $0.localTransfer?.id == id ? $0.localTransfer : nil }
     }
 
-    /// Starts a hop answered by `responder` instead of the network.
-    func launchLocalHop(_ request: URLRequest, responder: any LocalResponder, cache: HopCache?) {
+    /// Starts a hop answered by `responder` instead of the network: a
+    /// cache hit (`request` is the hop's own) or a `LocalTransport`'s
+    /// responder (`local` is the request as sent, with its body).
+    func launchLocalHop(
+        _ request: URLRequest, responder: any LocalResponder, cache: HopCache?,
+        local: LocalRequest? = nil, credential: HopCredential? = nil, expectedToSend: Int64 = 0
+    ) {
         let id = TransferID.local()
         let transfer = LocalTransfer(id: id, delegate: self, fetchType: responder.fetchType)
         let started = guarded.withLock { guarded -> Bool? in
             guard guarded.pipeline.hopStarting() else { return nil }
-            guarded.hop = HopState(request: request, credential: nil)
+            guarded.hop = HopState(request: request, credential: credential)
             guarded.hop.cache = cache
             guarded.transferID = id
             guarded.localTransfer = transfer
-            guarded.pipeline.startedSending(expected: 0)
+            guarded.pipeline.startedSending(expected: expectedToSend)
             return guarded.pipeline.state == .suspended
         }
-        guard let suspended = started else { return }
+        let local = local ?? LocalRequest(
+            request: request, body: LocalRequestBody(.none, expectedLength: 0) { _, _ in }, credential: nil)
+        guard let suspended = started else {
+            local.body.close()
+            return
+        }
         if suspended { transfer.suspend() }
-        transfer.start(responder, request: request)
+        let configuration = context.configuration
+        let idle = request.timeoutInterval != RequestPreparation.defaultRequestTimeout
+            ? request.timeoutInterval : configuration.timeoutIntervalForRequest
+        transfer.start(
+            responder, request: local, idleTimeout: idle, resourceTimeout: configuration.timeoutIntervalForResource)
+    }
+
+    /// The request a `LocalTransport` sees for a hop: what `prepared` would
+    /// put on the wire, with its body (whose reads report upload progress).
+    func localRequest(
+        for prepared: TransferRequest, original: URLRequest, credential: HopCredential?
+    ) -> LocalRequest {
+        var request = URLRequest(url: URL(string: prepared.url) ?? original.url!)
+        request.httpMethod = prepared.method
+        request.timeoutInterval = original.timeoutInterval
+        request.cachePolicy = original.cachePolicy
+        for (name, value) in prepared.headers { request.addValue(value, forHTTPHeaderField: name) }
+        // What libcurl adds itself.
+        if let userAgent = prepared.userAgent, request.value(forHTTPHeaderField: "User-Agent") == nil {
+            request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
+        }
+        if let encoding = prepared.acceptEncoding, !encoding.isEmpty {
+            request.setValue(encoding, forHTTPHeaderField: "Accept-Encoding")
+        }
+        if let hop = credential, hop.method == NSURLAuthenticationMethodHTTPBasic,
+            let user = hop.credential.user, request.value(forHTTPHeaderField: "Authorization") == nil
+        {
+            let token = Data("\(user):\(hop.credential.password ?? "")".utf8).base64EncodedString()
+            request.setValue("Basic \(token)", forHTTPHeaderField: "Authorization")
+        }
+        let source: LocalRequestBody.Source
+        switch prepared.body {
+        case .none: source = .none
+        case .data(let data): source = .data(data)
+        case .file(let url): source = .file(url)
+        case .stream(let stream, _): source = .stream(stream)
+        }
+        let expected = prepared.bodyLength ?? -1
+        let body = LocalRequestBody(source, expectedLength: expected) { [weak self] sent, expected in
+            guard let self, let transfer = guarded.withLock({ $0.localTransfer }) else { return }
+            transfer.reportSent(sent, expected: expected)
+        }
+        return LocalRequest(request: request, body: body, credential: credential?.credential)
     }
 }

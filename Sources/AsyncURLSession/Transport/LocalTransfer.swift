@@ -25,6 +25,13 @@ final class LocalTransfer: Sendable {
         var waiter: CheckedContinuation<Void, Never>?
         var stopped: URLError?
         var task: Task<Void, Never>?
+        var watchdog: Task<Void, Never>?
+        /// The responder returned or threw.
+        var finished = false
+        /// When the responder last made progress (monotonic seconds), for
+        /// the idle timeout; nil while the task holds it back (paused or
+        /// suspended), which is no idleness of the responder's.
+        var lastActivity: Double? = LocalTransfer.now()
 
         mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
             defer { waiter = nil }
@@ -38,39 +45,104 @@ final class LocalTransfer: Sendable {
         self.delegate = delegate
     }
 
-    func start(_ responder: any LocalResponder, request: URLRequest) {
+    /// Runs `responder` for `request`. `idleTimeout` bounds the time
+    /// without progress from the responder (a stub that never answers times
+    /// out as a silent server does), `resourceTimeout` the whole hop; 0 or
+    /// infinity: none.
+    func start(
+        _ responder: any LocalResponder, request: LocalRequest,
+        idleTimeout: TimeInterval = 0, resourceTimeout: TimeInterval = 0
+    ) {
         let fetchStart = Date()
         let writer = LocalResponseWriter(transfer: self)
+        let url = request.url?.absoluteString
         let task = Task { [self] in
             var failure: URLError?
             do throws(URLError) {
                 try await responder.respond(to: request, through: writer)
                 if !writer.sentHead {
                     failure = URLError.make(
-                        .badServerResponse, url: request.url?.absoluteString,
-                        reason: "The local responder ended without a response.")
+                        .badServerResponse, url: url, reason: "The local responder ended without a response.")
                 }
             } catch {
                 failure = error
             }
-            // A stop (cancel, a body the task refused) wins over what the
-            // responder said after it.
-            let stopped = state.withLock { $0.stopped }
+            request.body.close()
+            // A stop (cancel, a timeout, a body the task refused) wins over
+            // what the responder said after it.
+            let (stopped, watchdog) = state.withLock { state in
+                state.finished = true
+                return (state.stopped, state.watchdog)
+            }
+            watchdog?.cancel()
             var metrics = TransferMetrics.empty(fetchStart: fetchStart)
             metrics.total = Date().timeIntervalSince(fetchStart)
             metrics.responseBodyBytes = writer.bodyBytes
-            delegate.transferDidComplete(TransferOutcome(error: stopped ?? failure, metrics: metrics), of: id)
+            delegate.transferDidComplete(TransferOutcome(error: (stopped ?? failure).map { $0.namingFailingURL(request.url) }, metrics: metrics), of: id)
         }
-        state.withLock { $0.task = task }
+        let idle = idleTimeout > 0 && idleTimeout.isFinite ? idleTimeout : nil
+        let resource = resourceTimeout > 0 && resourceTimeout.isFinite ? resourceTimeout : nil
+        let watchdog = idle == nil && resource == nil
+            ? nil : Task { [self] in await watch(idle: idle, resource: resource, url: url) }
+        state.withLock {
+            $0.task = task
+            $0.watchdog = watchdog
+        }
+    }
+
+    /// Ends the hop with `.timedOut` once it went `idle` seconds without
+    /// progress or `resource` seconds in all.
+    private func watch(idle: Double?, resource: Double?, url: String?) async {
+        let started = Self.now()
+        while !Task.isCancelled {
+            let (done, last) = state.withLock { ($0.stopped != nil || $0.finished, $0.lastActivity) }
+            if done { return }
+            let now = Self.now()
+            if let resource, now - started >= resource {
+                cancel(error: URLError.make(
+                    .timedOut, url: url,
+                    reason: "The local responder did not finish within the resource timeout (\(resource) s)."))
+                return
+            }
+            if let idle, let last, now - last >= idle {
+                cancel(error: URLError.make(
+                    .timedOut, url: url, reason: "No data was received for \(idle) seconds (local responder)."))
+                return
+            }
+            var next = resource.map { started + $0 } ?? .infinity
+            if let idle { next = min(next, (last ?? now) + idle) }
+            let wait = min(max(next - now, 0.01), 0.25)
+            try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+        }
+    }
+
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// Upload progress of the request body the responder reads.
+    func reportSent(_ sent: Int64, expected: Int64) {
+        noteActivity()
+        delegate.transferDidSendBody(totalBytesSent: sent, totalBytesExpected: expected, of: id)
+    }
+
+    private func noteActivity() {
+        state.withLock { $0.lastActivity = Self.now() }
     }
 
     func suspend() {
-        state.withLock { $0.suspended = true }
+        state.withLock { state in
+            state.suspended = true
+            state.lastActivity = nil
+        }
     }
 
     func resume() {
         let waiter = state.withLock { state in
             state.suspended = false
+            state.lastActivity = Self.now()
             return state.takeWaiter()
         }
         waiter?.resume()
@@ -85,18 +157,19 @@ final class LocalTransfer: Sendable {
     }
 
     func cancel(error: URLError) {
-        let (waiter, task) = state.withLock { state in
-            if state.stopped == nil { state.stopped = error }
-            return (state.takeWaiter(), state.task)
+        let (waiter, task, watchdog) = state.withLock { state in
+            if state.stopped == nil, !state.finished { state.stopped = error }
+            return (state.takeWaiter(), state.task, state.watchdog)
         }
         waiter?.resume()
         task?.cancel()
+        watchdog?.cancel()
     }
 
     // MARK: - For the writer
 
     /// Waits while suspended; throws once stopped.
-    fileprivate func proceed() async throws(URLError) {
+    func proceed() async throws(URLError) {
         while true {
             let ready: Bool? = state.withLock { state in
                 if state.stopped != nil { return nil }
@@ -104,17 +177,18 @@ final class LocalTransfer: Sendable {
             }
             guard let ready else { throw state.withLock { $0.stopped! } }
             if ready { return }
-            await wait { !$0.suspended || $0.stopped != nil }
+            await heldBack { !$0.suspended || $0.stopped != nil }
         }
     }
 
-    fileprivate func offer(_ piece: Data) async throws(URLError) {
+    func offer(_ piece: Data) async throws(URLError) {
         while true {
             try await proceed()
             state.withLock { $0.resumeRequested = false }
             let verdict = piece.withUnsafeBytes { delegate.transferDidReceiveBody($0, of: id) }
             switch verdict {
             case .accepted:
+                noteActivity()
                 return
             case .abort(let error):
                 state.withLock { state in
@@ -122,14 +196,29 @@ final class LocalTransfer: Sendable {
                 }
                 throw error
             case .pause:
-                await wait { $0.resumeRequested || $0.stopped != nil }
+                await heldBack { $0.resumeRequested || $0.stopped != nil }
             }
         }
     }
 
-    fileprivate func deliverHead(_ head: consuming ResponseHead) async throws(URLError) {
+    func deliverHead(_ head: consuming ResponseHead) async throws(URLError) {
         try await proceed()
+        noteActivity()
         delegate.transferDidReceiveHead(head, of: id)
+    }
+
+    func deliverInformationalHead(_ head: consuming ResponseHead) async throws(URLError) {
+        try await proceed()
+        noteActivity()
+        delegate.transferDidReceiveInformationalHead(head, of: id)
+    }
+
+    /// Waits while the task holds the hop back (paused or suspended): no
+    /// idle time of the responder's.
+    private func heldBack(until isReady: @escaping (State) -> Bool) async {
+        state.withLock { $0.lastActivity = nil }
+        await wait(until: isReady)
+        noteActivity()
     }
 
     /// Parks until `isReady` holds (checked under the lock first).
@@ -142,36 +231,5 @@ final class LocalTransfer: Sendable {
             }
             if resumeNow { continuation.resume() }
         }
-    }
-}
-
-/// What a `LocalResponder` writes its answer with.
-final class LocalResponseWriter: Sendable {
-    private let transfer: LocalTransfer
-    private let progress = Mutex((sentHead: false, bodyBytes: Int64(0)))
-
-    fileprivate init(transfer: LocalTransfer) {
-        self.transfer = transfer
-    }
-
-    var sentHead: Bool { progress.withLock { $0.sentHead } }
-    var bodyBytes: Int64 { progress.withLock { $0.bodyBytes } }
-
-    /// The final response's head. Content-Length, if given, is what the
-    /// body pieces must add up to (as on the wire).
-    func writeHead(statusCode: Int, httpVersion: String = "HTTP/1.1", fields: CachedHeaderFields) async throws(URLError) {
-        let head = ResponseHead(
-            statusCode: statusCode, httpVersion: httpVersion,
-            fields: ResponseHeaderFields(fields.pairs.map { ($0.name, $0.value) }))
-        progress.withLock { $0.sentHead = true }
-        try await transfer.deliverHead(head)
-    }
-
-    /// The next piece of the body; returns once the task took it (a slow
-    /// consumer makes this wait, as it makes the network wait).
-    func writeBody(_ piece: Data) async throws(URLError) {
-        guard !piece.isEmpty else { return }
-        try await transfer.offer(piece)
-        progress.withLock { $0.bodyBytes += Int64(piece.count) }
     }
 }

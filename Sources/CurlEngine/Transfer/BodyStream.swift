@@ -22,6 +22,8 @@ package final class BodyStream: Sendable {
         var producerWaiters: [CheckedContinuation<Void, Never>] = []
         var blockingProducerWaiting = false
         var cancelled = false
+        /// A local hop's reader (`nextChunk`) waiting for bytes.
+        var localReader: CheckedContinuation<Void, Never>?
     }
 
     private let blockingSpace = DispatchSemaphore(value: 0)
@@ -37,13 +39,15 @@ package final class BodyStream: Sendable {
     @discardableResult
     package func write(_ data: Data) async -> Bool {
         while true {
-            let (accepted, wake) = state.withLock { state -> (Bool?, (TransferID, EngineSessionID)?) in
-                if state.cancelled { return (false, nil) }
-                guard state.buffered < capacity else { return (nil, nil) }
+            let (accepted, wake, reader) = state.withLock {
+                state -> (Bool?, (TransferID, EngineSessionID)?, CheckedContinuation<Void, Never>?) in
+                if state.cancelled { return (false, nil, nil) }
+                guard state.buffered < capacity else { return (nil, nil, nil) }
                 append(data, to: &state)
-                return (true, takeEngineWaiter(&state))
+                return (true, takeEngineWaiter(&state), takeLocalReader(&state))
             }
             if let (id, session) = wake { CurlEngine.shared.resumeSending(id, in: session) }
+            reader?.resume()
             if let accepted { return accepted }
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> Bool in
@@ -60,16 +64,18 @@ package final class BodyStream: Sendable {
     @discardableResult
     package func writeBlocking(_ data: Data) -> Bool {
         while true {
-            let (accepted, wake) = state.withLock { state -> (Bool?, (TransferID, EngineSessionID)?) in
-                if state.cancelled { return (false, nil) }
+            let (accepted, wake, reader) = state.withLock {
+                state -> (Bool?, (TransferID, EngineSessionID)?, CheckedContinuation<Void, Never>?) in
+                if state.cancelled { return (false, nil, nil) }
                 guard state.buffered < capacity else {
                     state.blockingProducerWaiting = true
-                    return (nil, nil)
+                    return (nil, nil, nil)
                 }
                 append(data, to: &state)
-                return (true, takeEngineWaiter(&state))
+                return (true, takeEngineWaiter(&state), takeLocalReader(&state))
             }
             if let (id, session) = wake { CurlEngine.shared.resumeSending(id, in: session) }
+            reader?.resume()
             if let accepted { return accepted }
             blockingSpace.wait()
         }
@@ -77,13 +83,59 @@ package final class BodyStream: Sendable {
 
     /// No more bytes: the body ends here, or fails with `error`.
     package func finish(error: URLError? = nil) {
-        let wake = state.withLock { state -> (TransferID, EngineSessionID)? in
-            guard !state.finished else { return nil }
+        let (wake, reader) = state.withLock {
+            state -> ((TransferID, EngineSessionID)?, CheckedContinuation<Void, Never>?) in
+            guard !state.finished else { return (nil, nil) }
             state.finished = true
             state.failure = error
-            return takeEngineWaiter(&state)
+            return (takeEngineWaiter(&state), takeLocalReader(&state))
         }
         if let (id, session) = wake { CurlEngine.shared.resumeSending(id, in: session) }
+        reader?.resume()
+    }
+
+    // MARK: Local reader (a hop answered without the engine)
+
+    /// The next bytes for a reader that is not the engine (a local hop's
+    /// responder), waiting for the producer; nil at the end of the body.
+    /// Throws the producer's failure, or `.cancelled` once the transfer
+    /// stopped wanting bytes. One reader at a time.
+    package func nextChunk() async throws(URLError) -> Data? {
+        while true {
+            let (outcome, waiters, blocking) = state.withLock {
+                state -> (Result<Data?, URLError>?, [CheckedContinuation<Void, Never>], Bool) in
+                if state.cancelled { return (.failure(URLError(.cancelled)), [], false) }
+                if state.head < state.chunks.count {
+                    var chunk = state.chunks[state.head]
+                    if state.offsetInHead > 0 { chunk = chunk.subdata(in: chunk.startIndex + state.offsetInHead..<chunk.endIndex) }
+                    state.head += 1
+                    state.offsetInHead = 0
+                    if state.head == state.chunks.count {
+                        state.chunks.removeAll(keepingCapacity: true)
+                        state.head = 0
+                    }
+                    state.buffered -= chunk.count
+                    var waiters: [CheckedContinuation<Void, Never>] = []
+                    swap(&waiters, &state.producerWaiters)
+                    defer { state.blockingProducerWaiting = false }
+                    return (.success(chunk), waiters, state.blockingProducerWaiting)
+                }
+                if let failure = state.failure { return (.failure(failure), [], false) }
+                if state.finished { return (.success(nil), [], false) }
+                return (nil, [], false)
+            }
+            for waiter in waiters { waiter.resume() }
+            if blocking { blockingSpace.signal() }
+            if let outcome { return try outcome.get() }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if state.cancelled || state.finished || state.head < state.chunks.count { return true }
+                    state.localReader = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
     }
 
     /// Whether the transfer stopped wanting bytes.
@@ -143,7 +195,7 @@ package final class BodyStream: Sendable {
     }
 
     /// The transfer is over: release producers, drop what is buffered.
-    func cancel() {
+    package func cancel() {
         let (waiters, blocking) = state.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
             state.cancelled = true
             state.chunks.removeAll()
@@ -151,6 +203,7 @@ package final class BodyStream: Sendable {
             state.engineWaiting = nil
             var waiters: [CheckedContinuation<Void, Never>] = []
             swap(&waiters, &state.producerWaiters)
+            if let reader = takeLocalReader(&state) { waiters.append(reader) }
             defer { state.blockingProducerWaiting = false }
             return (waiters, state.blockingProducerWaiting)
         }
@@ -162,6 +215,11 @@ package final class BodyStream: Sendable {
         guard !data.isEmpty else { return }
         state.chunks.append(data)
         state.buffered += data.count
+    }
+
+    private func takeLocalReader(_ state: inout State) -> CheckedContinuation<Void, Never>? {
+        defer { state.localReader = nil }
+        return state.localReader
     }
 
     private func takeEngineWaiter(_ state: inout State) -> (TransferID, EngineSessionID)? {

@@ -1,0 +1,71 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// What a `LocalResponder` writes its answer with: one head, then body
+/// pieces. Each call returns once the task took what it was given, so a
+/// slow consumer slows the responder as it would slow a server.
+public final class LocalResponseWriter: Sendable {
+    private let transfer: LocalTransfer
+    private let progress = Mutex((sentHead: false, bodyBytes: Int64(0)))
+
+    init(transfer: LocalTransfer) {
+        self.transfer = transfer
+    }
+
+    /// Whether the head was written.
+    public var sentHead: Bool { progress.withLock { $0.sentHead } }
+    /// Body bytes the task took so far.
+    public var bodyBytes: Int64 { progress.withLock { $0.bodyBytes } }
+
+    /// The response's head: status, then header fields in order (a name
+    /// may repeat, as Set-Cookie does). Content-Length, if given, is what
+    /// the body pieces should add up to. A 1xx status is an informational
+    /// response; the final head follows it. Bodies are delivered as written:
+    /// nothing decodes a Content-Encoding.
+    public func writeHead(
+        statusCode: Int, httpVersion: String = "HTTP/1.1", headerFields: [(name: String, value: String)] = []
+    ) async throws(URLError) {
+        guard (100...599).contains(statusCode) else {
+            throw URLError.make(
+                .badServerResponse, url: nil, reason: "The local responder wrote the status code \(statusCode).")
+        }
+        for (name, value) in headerFields {
+            if let problem = HeaderValidation.problem(name: name, value: value) {
+                throw URLError.make(.badServerResponse, url: nil, reason: "The local responder's header: \(problem)")
+            }
+        }
+        let head = ResponseHead(
+            statusCode: statusCode, httpVersion: httpVersion, fields: ResponseHeaderFields(headerFields))
+        if statusCode < 200 {
+            try await transfer.deliverInformationalHead(head)
+            return
+        }
+        guard !sentHead else {
+            throw URLError.make(.badServerResponse, url: nil, reason: "The local responder wrote a second head.")
+        }
+        progress.withLock { $0.sentHead = true }
+        try await transfer.deliverHead(head)
+    }
+
+    /// A stored response's head (the cache's responder).
+    func writeHead(statusCode: Int, httpVersion: String, fields: CachedHeaderFields) async throws(URLError) {
+        try await writeHead(
+            statusCode: statusCode, httpVersion: httpVersion,
+            headerFields: fields.pairs.map { (name: $0.name, value: $0.value) })
+    }
+
+    /// The next piece of the body; returns once the task took it (a slow
+    /// consumer makes this wait, as it makes the network wait).
+    public func writeBody(_ piece: Data) async throws(URLError) {
+        guard !piece.isEmpty else { return }
+        guard sentHead else {
+            throw URLError.make(.badServerResponse, url: nil, reason: "The local responder wrote a body before a head.")
+        }
+        try await transfer.offer(piece)
+        progress.withLock { $0.bodyBytes += Int64(piece.count) }
+    }
+}
