@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(
             name: "URLSessionCompatTests",
             dependencies: [
-                "URLSessionCompat", "LoopbackServer", "TestSupport", "SanitizerVisibleLock",
+                "URLSessionCompat", "LoopbackServer", "TestSupport", "AsyncURLSessionTesting", "SanitizerVisibleLock",
                 "MigrationGuideBefore", "MigrationGuideAfter", "MigrationGuideAsync",
             ]
         ),
