@@ -110,6 +110,8 @@ let package = Package(
         .target(name: "MigrationGuideAsync", dependencies: ["AsyncURLSession"], path: "Tests/MigrationGuide/Async"),
         // Legacy code as it is really written: sessions made inline and never
         // stored, delegates that answer from anywhere, tasks nobody holds.
+        // MIGRATION.md's legacy XCTest that stubs the network with a URLProtocol.
+        .testTarget(name: "MigrationGuideXCTests", dependencies: ["URLSessionCompat"], path: "Tests/MigrationGuide/StubbingXCTest"),
         .testTarget(name: "LegacyStyleTests", dependencies: ["URLSessionCompat", "LoopbackServer", "TestSupport"]),
         .testTarget(
             name: "URLSessionCompatTests",

@@ -137,7 +137,7 @@ extension TaskCore {
             return
         }
         let expectedToSend = transferRequest.bodyLength ?? -1
-        if let transport = configuration.localTransport {
+        if let transport = configuration.localTransport, transport.isActive {
             let local = localRequest(for: transferRequest, original: sent, credential: credential)
             if let responder = transport.responder(for: local) {
                 launchLocalHop(

@@ -22,8 +22,17 @@ import Synchronization
 /// `Authorization`). `responder(for:)` runs on the task's thread: keep it
 /// quick, and answer in the responder.
 public protocol LocalTransport: Sendable {
+    /// Whether it may answer anything now. When false the hop goes to the
+    /// network without building the `LocalRequest` (a transport that is
+    /// installed but empty costs one call per hop). Default: true.
+    var isActive: Bool { get }
+
     /// The responder for `request`, or nil to send it over the network.
     func responder(for request: LocalRequest) -> (any LocalResponder)?
+}
+
+extension LocalTransport {
+    public var isActive: Bool { true }
 }
 
 /// Writes the response to one request, through a `LocalResponseWriter`.

@@ -41,12 +41,13 @@ open class URLSession: NSObject, @unchecked Sendable {
     private static let sharedSession = URLSession(shared: ())
 
     private init(shared: Void) {
-        asyncSession = Session.shared
         configurationCopy = URLSessionConfiguration.default
+        // A core session of its own, not `Session.shared`: registered
+        // URLProtocol classes must be able to answer its requests.
+        let coreConfiguration = configurationCopy.sessionConfiguration
+        asyncSession = Session(configuration: Self.coreConfiguration(configurationCopy))
         delegateQueue = Self.serialQueue()
-        // The core's shared session keeps its whole stream buffer (other
-        // code shares it).
-        postedByteLimit = StreamBufferSplit.postedByteLimit(configurationCopy.sessionConfiguration)
+        postedByteLimit = StreamBufferSplit.postedByteLimit(coreConfiguration)
         completionLane = DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit)
         isShared = true
         guarded = Mutex(Guarded())
@@ -67,13 +68,22 @@ open class URLSession: NSObject, @unchecked Sendable {
         // swift-format-ignore: a forced cast; `copy(with:)` returns Self's type.
         configurationCopy = configuration.copy() as? URLSessionConfiguration ?? configuration
         let coreConfiguration = configurationCopy.sessionConfiguration
-        asyncSession = Session(configuration: StreamBufferSplit.coreConfiguration(coreConfiguration))
+        asyncSession = Session(configuration: Self.coreConfiguration(configurationCopy))
         delegateQueue = queue ?? Self.serialQueue()
         postedByteLimit = StreamBufferSplit.postedByteLimit(coreConfiguration)
         completionLane = DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit)
         isShared = false
         guarded = Mutex(Guarded(delegate: delegate))
         super.init()
+    }
+
+    /// The core session's configuration: the stream buffer split with the
+    /// delegate queue, and the URLProtocol classes as its local transport.
+    private static func coreConfiguration(_ configuration: URLSessionConfiguration) -> SessionConfiguration {
+        var core = StreamBufferSplit.coreConfiguration(configuration.sessionConfiguration)
+        core.localTransport = ProtocolClassTransport(
+            protocolClasses: configuration.protocolClasses, fallback: core.localTransport)
+        return core
     }
 
     private static func serialQueue() -> OperationQueue {

@@ -306,8 +306,9 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.sharedContainerIdentifier] = newValue }
     }
 
-    /// Kept, not consulted yet: `URLProtocol` classes do not serve requests
-    /// in this adapter so far; every request goes to the network.
+    /// `URLProtocol` subclasses that answer this configuration's requests
+    /// they accept (`canInit(with:)`), consulted in order before the
+    /// registered ones (`URLProtocol.registerClass`).
     open var protocolClasses: [AnyClass]? {
         get { self[\.protocolClasses] }
         set { self[\.protocolClasses] = newValue }
