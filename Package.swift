@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // AsyncURLSession: URLSession's model, async/await first, on libcurl.
-// The core (CurlEngine + AsyncURLSession) depends on Foundation, libcurl, libpsl and libsqlite3 only.
+// The core (CurlEngine + AsyncURLSession) depends on Foundation, libcurl, libpsl, libsqlite3 and swift-log only.
 // SwiftNIO and friends are used by the loopback test server and the CLI only.
 import PackageDescription
 
@@ -22,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // Diagnostics: an optional Logger on the session configuration.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         // libcurl, found through pkg-config; the shim wraps the variadic C calls.
@@ -51,7 +53,12 @@ let package = Package(
         // A copy with cache-bypassing stores, for large collected bodies.
         .target(name: "CStreamingCopy"),
         // The public async core.
-        .target(name: "AsyncURLSession", dependencies: ["CurlEngine", "CStreamingCopy", "CPSL", "CSQLite", "SanitizerVisibleLock"]),
+        .target(
+            name: "AsyncURLSession",
+            dependencies: [
+                "CurlEngine", "CStreamingCopy", "CPSL", "CSQLite", "SanitizerVisibleLock",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The classic delegate and completion-handler API, built only on the
         // public API of AsyncURLSession.
         .target(name: "URLSessionCompat", dependencies: ["AsyncURLSession", "SanitizerVisibleLock"]),
@@ -98,6 +105,7 @@ let package = Package(
                 "LoopbackServer",
                 "TestSupport",
                 "AsyncURLSessionTesting",
+                .product(name: "Logging", package: "swift-log"),
                 "SanitizerVisibleLock",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

@@ -1,4 +1,5 @@
 import Foundation
+public import Logging
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -129,6 +130,12 @@ public struct SessionConfiguration: Sendable {
     /// memory-only cache of the configuration's own for `.ephemeral`, nil
     /// for none. See `requestCachePolicy` and URLRequest's `cachePolicy`.
     public var responseCache: ResponseCache?
+
+    /// Where the session's tasks log (swift-log): start and end at debug
+    /// level, hops, responses and decisions at trace level, each line with
+    /// the task's `request-id`; credentials, cookies and URL passwords are
+    /// redacted. nil (the default): no logging, at no cost.
+    public var logger: Logger?
 
     /// Answers the requests it chooses without the network (nil: every
     /// request goes to the network). For tests: `StubTransport` of the

@@ -118,6 +118,7 @@ extension TaskCore {
         case .network(let request, let cache):
             (sent, hopCache) = (request, cache)
         case .stored(let stored, let cache):
+            log?.hop(request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "-", via: "cache", headers: [])
             launchLocalHop(request, responder: StoredResponseResponder(stored: stored), cache: cache)
             return
         case .fail(let error):
@@ -140,6 +141,7 @@ extension TaskCore {
         if let transport = configuration.localTransport, transport.isActive {
             let local = localRequest(for: transferRequest, original: sent, credential: credential)
             if let responder = transport.responder(for: local) {
+                log?.hop(transferRequest.method, url: transferRequest.url, via: "local transport", headers: transferRequest.headers)
                 launchLocalHop(
                     request, responder: responder, cache: hopCache, local: local, credential: credential,
                     expectedToSend: expectedToSend)
@@ -165,6 +167,7 @@ extension TaskCore {
             if case .stream(let stream, _) = body { stream.finish() }
             return
         }
+        log?.hop(transferRequest.method, url: transferRequest.url, via: "network", headers: transferRequest.headers)
         engine.start(
             id, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
             delegate: self)

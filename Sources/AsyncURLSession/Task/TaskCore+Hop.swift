@@ -28,6 +28,7 @@ extension TaskCore {
         // A stored response's cookies were stored when it first came; a
         // local transport's (a stub's) are new, as a server's.
         if head.hasSetCookie, !fromCache { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
+        log?.response(status: head.statusCode, headers: Array(head.fields))
         if usesCache, !cacheReceivedHead(head, url: url, id: id) { return }
         let source = ResponseSource(head: head, url: url)
         let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
@@ -287,6 +288,7 @@ extension TaskCore {
         _ event: TaskEvent, _ decision: any PendingDecision,
         ask: @escaping @Sendable (any SessionTaskDelegate, SessionTask) async -> Void
     ) {
+        if let log { log.decision(Self.decisionName(event), "offered") }
         let publish: @Sendable () -> Void = { [self] in
             let (wake, toConsumer) = guarded.withLock { guarded -> (Wake?, Bool) in
                 let toConsumer = guarded.pipeline.consumer == .events
@@ -299,6 +301,20 @@ extension TaskCore {
             askHandlers(decision, ask, then: publish)
         } else {
             publish()
+        }
+    }
+}
+
+extension TaskCore {
+    /// The name of a decision's event, for the log.
+    static func decisionName(_ event: TaskEvent) -> String {
+        switch event {
+        case .redirect: "redirect"
+        case .challenge: "challenge"
+        case .needBodyStream: "body stream"
+        case .response: "response"
+        case .willCacheResponse: "cache"
+        default: "other"
         }
     }
 }

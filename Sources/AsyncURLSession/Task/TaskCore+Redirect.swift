@@ -24,6 +24,7 @@ extension TaskCore {
             defaultAnswer: followByDefault ? .follow(proposed) : .stop)
         decision.core.onSettle { [weak self] answer in
             guard let self else { return }
+            log?.decision("redirect", answer.logDescription)
             switch answer {
             case .follow(let request):
                 guarded.withLock { $0.redirectCount += 1 }
@@ -45,5 +46,15 @@ extension TaskCore {
             guarded.pendingHopEnd = .success
         }
         deliverFinalResponse(held.response, heldBody: held.body)
+    }
+}
+
+extension RedirectDecision.Answer {
+    /// For the task log (the URL without its password).
+    var logDescription: String {
+        switch self {
+        case .follow(let request): "follow \(TaskLog.redacted(request.url))"
+        case .stop: "stop"
+        }
     }
 }

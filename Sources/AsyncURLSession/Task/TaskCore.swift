@@ -26,6 +26,8 @@ final class TaskCore: Sendable {
     let createdAt = Date()
     let guarded: Mutex<Guarded>
     private let refusal: URLError?
+    /// The configuration's logger for this task, nil without one.
+    let log: TaskLog?
 
     struct Guarded: ~Copyable {
         var pipeline: TaskPipeline
@@ -93,6 +95,7 @@ final class TaskCore: Sendable {
         self.delegate = delegate
         self.refusal = refusal
         let configuration = context.configuration
+        log = configuration.logger == nil ? nil : TaskLog(configuration: configuration)
         guarded = Mutex(Guarded(
             pipeline: TaskPipeline(
                 highWatermark: configuration.streamBufferHighWatermark,
@@ -189,6 +192,7 @@ final class TaskCore: Sendable {
         let action = guarded.withLock { $0.pipeline.resume() }
         switch action {
         case .startTransfer:
+            log?.started(originalRequest, kind: "\(initialKind)")
             if let refusal {
                 complete(error: refusal, metrics: nil)
             } else if initialKind == .download {
@@ -438,6 +442,10 @@ final class TaskCore: Sendable {
     // MARK: - Ending
 
     func complete(error: URLError?, metrics: TaskMetrics?) {
+        if let log {
+            log.ended(
+                error: error, bytesReceived: countOfBytesReceived, seconds: Date().timeIntervalSince(createdAt))
+        }
         let wake = guarded.withLock { guarded in
             guarded.transferID = nil
             // Every task error names the request that failed, under both of
