@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "URLSessionCompat", targets: ["URLSessionCompat"]),
         // Scripted responses for users' tests; production code never links it.
         .library(name: "AsyncURLSessionTesting", targets: ["AsyncURLSessionTesting"]),
+        // A swift-openapi-runtime ClientTransport on Session.
+        .library(name: "AsyncURLSessionOpenAPI", targets: ["AsyncURLSessionOpenAPI"]),
         .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
         .executable(name: "fetch", targets: ["fetch"]),
     ],
@@ -24,6 +26,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // Diagnostics: an optional Logger on the session configuration.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // The OpenAPI transport product only (never the core).
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // libcurl, found through pkg-config; the shim wraps the variadic C calls.
@@ -65,6 +70,14 @@ let package = Package(
         // A stub transport for users' tests (StubTransport), on the core's
         // public LocalTransport seam.
         .target(name: "AsyncURLSessionTesting", dependencies: ["AsyncURLSession", "SanitizerVisibleLock"]),
+        // A ClientTransport for swift-openapi-generator clients.
+        .target(
+            name: "AsyncURLSessionOpenAPI",
+            dependencies: [
+                "AsyncURLSession",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         // Real HTTP/1.1 (+ TLS, HTTP/2) server for tests, the CLI demo and benchmarks.
         .target(
             name: "LoopbackServer",
@@ -110,6 +123,13 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        .testTarget(
+            name: "AsyncURLSessionOpenAPITests",
+            dependencies: [
+                "AsyncURLSessionOpenAPI", "AsyncURLSession", "LoopbackServer", "TestSupport",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),
         // Every code block of MIGRATION.md, compiled (and run by the tests):
         // before (FoundationNetworking), after (URLSessionCompat), async core.

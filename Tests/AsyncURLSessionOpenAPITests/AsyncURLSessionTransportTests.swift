@@ -1,0 +1,125 @@
+import AsyncURLSession
+import AsyncURLSessionOpenAPI
+import Foundation
+import HTTPTypes
+import LoopbackServer
+import OpenAPIRuntime
+import Testing
+import TestSupport
+
+/// The OpenAPI transport against the loopback server, called as a
+/// generated client calls it: `send(_:body:baseURL:operationID:)`.
+@Suite struct AsyncURLSessionTransportTests {
+    private func transport(_ server: LoopbackServer) -> AsyncURLSessionTransport {
+        var configuration = SessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = scaledTimeout(20)
+        return AsyncURLSessionTransport(configuration: .init(session: Session(configuration: configuration)))
+    }
+
+    @Test func get_returnsStatusHeadersAndAStreamedBody() async throws {
+        try await withServer { server in
+            let (response, body) = try await transport(server).send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/300000"),
+                body: nil, baseURL: server.baseURL, operationID: "getBytes")
+            #expect(response.status.code == 200)
+            #expect(response.headerFields[.contentLength] == "300000")
+            let streamed = try #require(body)
+            #expect(streamed.length == .known(300_000))
+            let data = try await Data(collecting: streamed, upTo: 1 << 20)
+            #expect(data == LoopbackServer.patternBody(count: 300_000))
+        }
+    }
+
+    @Test func post_streamsTheRequestBody() async throws {
+        try await withServer { server in
+            let sent = LoopbackServer.patternBody(count: 200_000)
+            var request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo-body")
+            request.headerFields[.contentType] = "application/octet-stream"
+            let (response, body) = try await transport(server).send(
+                request, body: HTTPBody(sent), baseURL: server.baseURL, operationID: "echo")
+            #expect(response.status.code == 200)
+            let received = try await Data(collecting: try #require(body), upTo: 1 << 20)
+            #expect(received == sent)
+        }
+    }
+
+    @Test func baseURLWithAPath_andAQuery_areJoined() async throws {
+        try await withServer { server in
+            let base = server.url("/status")
+            let (response, _) = try await transport(server).send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/418?x=1"),
+                body: nil, baseURL: base, operationID: "status")
+            #expect(response.status.code == 418)
+        }
+    }
+
+    @Test func redirects_areFollowed() async throws {
+        try await withServer { server in
+            let (response, body) = try await transport(server).send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/redirect/2"),
+                body: nil, baseURL: server.baseURL, operationID: "redirect")
+            #expect(response.status.code == 200)
+            #expect(try await String(collecting: try #require(body), upTo: 1024) == "done")
+        }
+    }
+
+    @Test func headRequest_hasNoBody() async throws {
+        try await withServer { server in
+            let (response, body) = try await transport(server).send(
+                HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/bytes/10"),
+                body: nil, baseURL: server.baseURL, operationID: "head")
+            #expect(response.status.code == 200)
+            #expect(body == nil)
+        }
+    }
+
+    @Test func connectionRefused_throwsTheURLError() async throws {
+        let server = try await LoopbackServer.start()
+        let base = server.baseURL
+        try await server.shutdown()
+        do {
+            _ = try await transport(server).send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/1"),
+                body: nil, baseURL: base, operationID: "refused")
+            Issue.record("a refused connection gave a response")
+        } catch {
+            #expect((error as? URLError)?.code == .cannotConnectToHost)
+        }
+    }
+
+    @Test func bodyNotRead_isCancelledWhenDropped_andTheSessionGoesOn() async throws {
+        try await withServer { server in
+            let transport = transport(server)
+            do {
+                let (_, body) = try await transport.send(
+                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/67108864"),
+                    body: nil, baseURL: server.baseURL, operationID: "big")
+                var iterator = try #require(body).makeAsyncIterator()
+                _ = try await iterator.next()
+            }
+            let (response, _) = try await transport.send(
+                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/10"),
+                body: nil, baseURL: server.baseURL, operationID: "after")
+            #expect(response.status.code == 200)
+        }
+    }
+}
+
+extension AsyncURLSessionTransportTests {
+    @Test func bodyNeverIterated_cancelsTheTransferWhenDropped() async throws {
+        try await withServer { server in
+            var configuration = SessionConfiguration.ephemeral
+            configuration.httpMaximumConnectionsPerHost = 1
+            let transport = AsyncURLSessionTransport(configuration: .init(session: Session(configuration: configuration)))
+            for _ in 0..<3 {
+                // Each response's 64 MiB body is dropped unread; with one
+                // connection per host, the next request gets it only if the
+                // dropped one was ended.
+                let (response, _) = try await transport.send(
+                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/67108864"),
+                    body: nil, baseURL: server.baseURL, operationID: "ignored")
+                #expect(response.status.code == 200)
+            }
+        }
+    }
+}
