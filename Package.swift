@@ -29,6 +29,8 @@ let package = Package(
         // The OpenAPI transport product only (never the core).
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // `swift package generate-documentation` (the DocC catalogs); a plugin, linked into nothing.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
         // libcurl, found through pkg-config; the shim wraps the variadic C calls.

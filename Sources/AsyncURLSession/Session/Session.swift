@@ -44,7 +44,9 @@ public actor Session {
     /// A data task for the request. It starts suspended: call `resume()`.
     /// Invalid requests (bad scheme, CR/LF in a header, ...) produce a task
     /// that fails with a `URLError` naming the problem, before anything is sent.
-    /// - Parameter delegate: answers this task's decisions before the session's delegate.
+    /// - Parameters:
+    ///   - request: what to send.
+    ///   - delegate: answers this task's decisions before the session's delegate.
     public nonisolated func dataTask(
         with request: URLRequest, delegate: (any SessionTaskDelegate)? = nil
     ) -> SessionTask {

@@ -54,6 +54,8 @@ public final class ResponseCache: Sendable {
     private let diskStore: CacheDiskStore?
 
     /// - Parameters:
+    ///   - memoryCapacity: bytes the memory half may hold.
+    ///   - diskCapacity: bytes the disk half may hold (0: none).
     ///   - directory: where the disk half lives (created 0700; the file is
     ///     0600); nil keeps everything in memory.
     public init(memoryCapacity: Int, diskCapacity: Int = 0, directory: URL? = nil) {
