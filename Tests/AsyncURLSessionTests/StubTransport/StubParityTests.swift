@@ -125,15 +125,17 @@ import Testing
             } catch {
                 #expect((error as? URLError)?.code == .timedOut)
             }
-            #expect(ContinuousClock.now - started < .seconds(10))
+            #expect(ContinuousClock.now - started < .seconds(10 * testTimeScale))
         }
     }
 
+    /// The body drips for 100 s: however slowly a loaded machine hands the
+    /// consumer its first chunk, the cancel comes long before the end.
     @Test(arguments: Backend.allCases)
     func cancellingMidBody_endsWithCancelled(backend: Backend) async throws {
         try await withBackend(backend) { endpoint in
             let session = Session(configuration: endpoint.configuration)
-            let task = session.dataTask(with: endpoint.url("/drip/1000?chunk=10&interval=50"))
+            let task = session.dataTask(with: endpoint.url("/drip/20000?chunk=10&interval=50"))
             task.resume()
             var received = 0
             do {
@@ -147,7 +149,7 @@ import Testing
             } catch {
                 #expect((error as? URLError)?.code == .cancelled)
             }
-            #expect(received > 0 && received < 1000)
+            #expect(received > 0 && received < 20000)
         }
     }
 
