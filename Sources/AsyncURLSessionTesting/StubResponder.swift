@@ -20,8 +20,6 @@ struct StubResponder: LocalResponder {
 
     /// A request body a stub reads whole; a larger one fails the request.
     static let maximumBodySize = 256 << 20
-    /// Pieces of a whole body, as a network read would hand them.
-    static let pieceSize = 64 << 10
 
     func respond(to request: LocalRequest, through writer: LocalResponseWriter) async throws(URLError) {
         let body = try await request.body.collect(upTo: Self.maximumBodySize)
@@ -71,7 +69,7 @@ struct StubResponder: LocalResponder {
             if request.httpMethod.uppercased() != "HEAD" {
                 switch body {
                 case .whole(let data):
-                    try await Self.write(data, through: writer)
+                    try await writer.writeBody(data)
                 case .chunks(let pieces, let interval):
                     for (index, piece) in pieces.enumerated() {
                         if index > 0 { try await Self.sleep(interval) }
@@ -85,15 +83,6 @@ struct StubResponder: LocalResponder {
                 }
             }
             if let failure { throw failure }
-        }
-    }
-
-    private static func write(_ data: Data, through writer: LocalResponseWriter) async throws(URLError) {
-        var offset = 0
-        while offset < data.count {
-            let end = min(data.count, offset + pieceSize)
-            try await writer.writeBody(data.subdata(in: data.startIndex + offset..<data.startIndex + end))
-            offset = end
         }
     }
 

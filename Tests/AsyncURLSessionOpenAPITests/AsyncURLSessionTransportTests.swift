@@ -16,11 +16,18 @@ import TestSupport
         return AsyncURLSessionTransport(configuration: .init(session: Session(configuration: configuration)))
     }
 
+    /// A bodiless request for `path`, as a generated client sends it.
+    private func send(
+        _ path: String, method: HTTPRequest.Method = .get, to base: URL, with transport: AsyncURLSessionTransport
+    ) async throws -> (HTTPResponse, HTTPBody?) {
+        try await transport.send(
+            HTTPRequest(method: method, scheme: nil, authority: nil, path: path), body: nil, baseURL: base,
+            operationID: "op")
+    }
+
     @Test func get_returnsStatusHeadersAndAStreamedBody() async throws {
         try await withServer { server in
-            let (response, body) = try await transport(server).send(
-                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/300000"),
-                body: nil, baseURL: server.baseURL, operationID: "getBytes")
+            let (response, body) = try await send("/bytes/300000", to: server.baseURL, with: transport(server))
             #expect(response.status.code == 200)
             #expect(response.headerFields[.contentLength] == "300000")
             let streamed = try #require(body)
@@ -46,18 +53,14 @@ import TestSupport
     @Test func baseURLWithAPath_andAQuery_areJoined() async throws {
         try await withServer { server in
             let base = server.url("/status")
-            let (response, _) = try await transport(server).send(
-                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/418?x=1"),
-                body: nil, baseURL: base, operationID: "status")
+            let (response, _) = try await send("/418?x=1", to: base, with: transport(server))
             #expect(response.status.code == 418)
         }
     }
 
     @Test func redirects_areFollowed() async throws {
         try await withServer { server in
-            let (response, body) = try await transport(server).send(
-                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/redirect/2"),
-                body: nil, baseURL: server.baseURL, operationID: "redirect")
+            let (response, body) = try await send("/redirect/2", to: server.baseURL, with: transport(server))
             #expect(response.status.code == 200)
             #expect(try await String(collecting: try #require(body), upTo: 1024) == "done")
         }
@@ -65,9 +68,7 @@ import TestSupport
 
     @Test func headRequest_hasNoBody() async throws {
         try await withServer { server in
-            let (response, body) = try await transport(server).send(
-                HTTPRequest(method: .head, scheme: nil, authority: nil, path: "/bytes/10"),
-                body: nil, baseURL: server.baseURL, operationID: "head")
+            let (response, body) = try await send("/bytes/10", method: .head, to: server.baseURL, with: transport(server))
             #expect(response.status.code == 200)
             #expect(body == nil)
         }
@@ -78,9 +79,7 @@ import TestSupport
         let base = server.baseURL
         try await server.shutdown()
         do {
-            _ = try await transport(server).send(
-                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/1"),
-                body: nil, baseURL: base, operationID: "refused")
+            _ = try await send("/bytes/1", to: base, with: transport(server))
             Issue.record("a refused connection gave a response")
         } catch {
             #expect((error as? URLError)?.code == .cannotConnectToHost)
@@ -91,15 +90,11 @@ import TestSupport
         try await withServer { server in
             let transport = transport(server)
             do {
-                let (_, body) = try await transport.send(
-                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/67108864"),
-                    body: nil, baseURL: server.baseURL, operationID: "big")
+                let (_, body) = try await send("/bytes/67108864", to: server.baseURL, with: transport)
                 var iterator = try #require(body).makeAsyncIterator()
                 _ = try await iterator.next()
             }
-            let (response, _) = try await transport.send(
-                HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/10"),
-                body: nil, baseURL: server.baseURL, operationID: "after")
+            let (response, _) = try await send("/bytes/10", to: server.baseURL, with: transport)
             #expect(response.status.code == 200)
         }
     }
@@ -115,9 +110,7 @@ extension AsyncURLSessionTransportTests {
                 // Each response's 64 MiB body is dropped unread; with one
                 // connection per host, the next request gets it only if the
                 // dropped one was ended.
-                let (response, _) = try await transport.send(
-                    HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/bytes/67108864"),
-                    body: nil, baseURL: server.baseURL, operationID: "ignored")
+                let (response, _) = try await send("/bytes/67108864", to: server.baseURL, with: transport)
                 #expect(response.status.code == 200)
             }
         }

@@ -52,12 +52,20 @@ import Testing
         }
     }
 
+    /// A session whose logger records into the returned recorder.
+    private func loggingSession(
+        level: Logger.Level, _ adjust: (inout SessionConfiguration) -> Void = { _ in }
+    ) -> (Session, Recorder) {
+        let recorder = Recorder()
+        var configuration = testConfiguration()
+        configuration.logger = recorder.logger(level: level)
+        adjust(&configuration)
+        return (Session(configuration: configuration), recorder)
+    }
+
     @Test func traceLevel_logsStartHopsResponsesDecisionsAndEnd_withOneRequestID() async throws {
         try await withServer { server in
-            let recorder = Recorder()
-            var configuration = testConfiguration()
-            configuration.logger = recorder.logger(level: .trace)
-            let session = Session(configuration: configuration)
+            let (session, recorder) = loggingSession(level: .trace)
             _ = try await session.data(from: server.url("/redirect/1"))
             let records = recorder.all
             #expect(records.map(\.message) == [
@@ -74,12 +82,10 @@ import Testing
 
     @Test func secrets_neverReachTheLog() async throws {
         try await withServer { server in
-            let recorder = Recorder()
-            var configuration = testConfiguration()
-            configuration.logger = recorder.logger(level: .trace)
-            configuration.httpAdditionalHeaders = ["X-Api-Key": "key-secret-1"]
-            configuration.sensitiveHeaderNames = ["X-Api-Key"]
-            let session = Session(configuration: configuration)
+            let (session, recorder) = loggingSession(level: .trace) { configuration in
+                configuration.httpAdditionalHeaders = ["X-Api-Key": "key-secret-1"]
+                configuration.sensitiveHeaderNames = ["X-Api-Key"]
+            }
             // A URL password, an Authorization header, a Set-Cookie, then that cookie sent back.
             var request = URLRequest(url: URL(string: "http://ann:url-secret-2@127.0.0.1:\(server.port)/cookies/set?sid=cookie-secret-3")!)
             request.setValue("Bearer token-secret-4", forHTTPHeaderField: "Authorization")
@@ -102,10 +108,7 @@ import Testing
 
     @Test func debugLevel_logsOnlyStartAndEnd_andAFailureSaysWhy() async throws {
         try await withServer { server in
-            let recorder = Recorder()
-            var configuration = testConfiguration()
-            configuration.logger = recorder.logger(level: .debug)
-            let session = Session(configuration: configuration)
+            let (session, recorder) = loggingSession(level: .debug)
             _ = try? await session.data(from: server.url("/drop/1000?after=10"))
             let records = recorder.all
             #expect(records.map(\.message) == ["task started", "task failed"])

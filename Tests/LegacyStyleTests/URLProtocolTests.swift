@@ -67,6 +67,26 @@ final class RegisteredStubProtocol: URLProtocol, @unchecked Sendable {
     override func stopLoading() {}
 }
 
+/// Answers a moment later, from another thread, as stubs that simulate
+/// latency do (`startLoading` returns at once).
+final class LateStubProtocol: URLProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.host == "late-stub.example"
+    }
+
+    override func startLoading() {
+        let request = request
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { [self] in
+            let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: nil)!
+            client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+            client?.urlProtocol(self, didLoad: Data("late".utf8))
+            client?.urlProtocolDidFinishLoading(self)
+        }
+    }
+
+    override func stopLoading() {}
+}
+
 @Suite struct URLProtocolTests {
     private func stubbedConfiguration() -> URLSessionConfiguration {
         let configuration = legacyConfiguration()
@@ -142,6 +162,17 @@ final class RegisteredStubProtocol: URLProtocol, @unchecked Sendable {
         let (data, _, error) = try await withTimeLimit { await result.value() }
         #expect(error == nil)
         #expect(String(decoding: data ?? Data(), as: UTF8.self) == "registered")
+    }
+
+    @Test func protocolAnsweringLaterFromAnotherThread_servesATaskNobodyHolds() async throws {
+        let configuration = legacyConfiguration()
+        configuration.protocolClasses = [LateStubProtocol.self]
+        let result = HandlerResult<Data>()
+        URLSession(configuration: configuration)
+            .dataTask(with: URL(string: "https://late-stub.example/x")!) { result.set($0, $1, $2) }.resume()
+        let (data, _, error) = try await withTimeLimit { await result.value() }
+        #expect(error == nil)
+        #expect(String(decoding: data ?? Data(), as: UTF8.self) == "late")
     }
 
     @Test func registerClass_refusesAClassThatIsNoURLProtocol() {

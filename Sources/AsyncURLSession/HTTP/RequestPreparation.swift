@@ -14,6 +14,12 @@ enum RequestPreparation {
     /// URLRequest's default `timeoutInterval`; any other value is the caller's.
     static let defaultRequestTimeout: TimeInterval = 60
 
+    /// The idle timeout of a hop: the request's own `timeoutInterval` when
+    /// it set one, else the configuration's.
+    static func idleTimeout(of request: URLRequest, configuration: SessionConfiguration) -> TimeInterval {
+        request.timeoutInterval != defaultRequestTimeout ? request.timeoutInterval : configuration.timeoutIntervalForRequest
+    }
+
     /// - Parameter crossOrigin: this hop goes to another origin than the
     ///   task's original request (after a redirect): the configuration's
     ///   sensitive headers (`sensitiveHeaderNames`) are not added to it.
@@ -109,8 +115,7 @@ enum RequestPreparation {
                     + "set tlsMinimumSupportedVersion at or below tlsMaximumSupportedVersion."))
         }
 
-        let idle = request.timeoutInterval != defaultRequestTimeout
-            ? request.timeoutInterval : configuration.timeoutIntervalForRequest
+        let idle = idleTimeout(of: request, configuration: configuration)
         return .success(TransferRequest(
             url: urlString,
             method: method,

@@ -68,10 +68,10 @@ extension TaskCore {
         }
         if suspended { transfer.suspend() }
         let configuration = context.configuration
-        let idle = request.timeoutInterval != RequestPreparation.defaultRequestTimeout
-            ? request.timeoutInterval : configuration.timeoutIntervalForRequest
         transfer.start(
-            responder, request: local, idleTimeout: idle, resourceTimeout: configuration.timeoutIntervalForResource)
+            responder, request: local,
+            idleTimeout: RequestPreparation.idleTimeout(of: request, configuration: configuration),
+            resourceTimeout: configuration.timeoutIntervalForResource)
     }
 
     /// The request a `LocalTransport` sees for a hop: what `prepared` would

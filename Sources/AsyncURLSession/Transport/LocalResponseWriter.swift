@@ -58,14 +58,27 @@ public final class LocalResponseWriter: Sendable {
             headerFields: fields.pairs.map { (name: $0.name, value: $0.value) })
     }
 
-    /// The next piece of the body; returns once the task took it (a slow
-    /// consumer makes this wait, as it makes the network wait).
-    public func writeBody(_ piece: Data) async throws(URLError) {
-        guard !piece.isEmpty else { return }
+    /// The next bytes of the body; returns once the task took them (a slow
+    /// consumer makes this wait, as it makes the network wait). Bytes of
+    /// any length are handed to the task in pieces of at most 64 KiB, as a
+    /// network read hands them, so a whole body written at once still meets
+    /// the task's backpressure piece by piece.
+    public func writeBody(_ bytes: Data) async throws(URLError) {
+        guard !bytes.isEmpty else { return }
         guard sentHead else {
             throw URLError.make(.badServerResponse, url: nil, reason: "The local responder wrote a body before a head.")
         }
-        try await transfer.offer(piece)
-        progress.withLock { $0.bodyBytes += Int64(piece.count) }
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            let end = min(bytes.endIndex, offset + Self.pieceSize)
+            let piece = offset == bytes.startIndex && end == bytes.endIndex ? bytes : bytes.subdata(in: offset..<end)
+            try await transfer.offer(piece)
+            progress.withLock { $0.bodyBytes += Int64(piece.count) }
+            offset = end
+        }
     }
+
+    /// The largest piece handed to the task at once (and read from a
+    /// request body at once: `LocalRequestBody`).
+    static let pieceSize = 64 << 10
 }

@@ -78,7 +78,8 @@ final class LocalTransfer: Sendable {
             var metrics = TransferMetrics.empty(fetchStart: fetchStart)
             metrics.total = Date().timeIntervalSince(fetchStart)
             metrics.responseBodyBytes = writer.bodyBytes
-            delegate.transferDidComplete(TransferOutcome(error: (stopped ?? failure).map { $0.namingFailingURL(request.url) }, metrics: metrics), of: id)
+            let error = (stopped ?? failure).map { $0.namingFailingURL(request.url) }
+            delegate.transferDidComplete(TransferOutcome(error: error, metrics: metrics), of: id)
         }
         let idle = idleTimeout > 0 && idleTimeout.isFinite ? idleTimeout : nil
         let resource = resourceTimeout > 0 && resourceTimeout.isFinite ? resourceTimeout : nil

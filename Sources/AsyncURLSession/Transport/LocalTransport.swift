@@ -118,7 +118,7 @@ public final class LocalRequestBody: Sendable {
         case .data(let data):
             piece = reader.withLock { reader -> Data? in
                 guard reader.offset < data.count else { return nil }
-                let end = min(data.count, reader.offset + Self.pieceSize)
+                let end = min(data.count, reader.offset + LocalResponseWriter.pieceSize)
                 defer { reader.offset = end }
                 return data.subdata(in: data.startIndex + reader.offset..<data.startIndex + end)
             }
@@ -132,7 +132,7 @@ public final class LocalRequestBody: Sendable {
                     }
                     reader.fileHandle = handle
                 }
-                let data = (try? reader.fileHandle?.read(upToCount: Self.pieceSize)) ?? nil
+                let data = (try? reader.fileHandle?.read(upToCount: LocalResponseWriter.pieceSize)) ?? nil
                 guard let data, !data.isEmpty else {
                     try? reader.fileHandle?.close()
                     reader.finished = true
@@ -167,9 +167,6 @@ public final class LocalRequestBody: Sendable {
         }
         return data
     }
-
-    /// Pieces of data and file bodies, as a network send would take them.
-    static let pieceSize = 64 << 10
 
     /// The hop ended: a producer still writing to a stream body stops.
     func close() {

@@ -178,6 +178,23 @@ import Testing
         }
     }
 
+    @Test func loopThatBreaksEarly_onAnEndlessStub_endsTheTask_andTheSessionGoesOn() async throws {
+        try await withTimeLimit {
+            let stubs = StubTransport()
+            stubs.stub(.path("/stream"), with: .endless(Data(count: 1000), every: .milliseconds(1)))
+            stubs.stub(.path("/after"), with: .text("after"))
+            let session = session(stubs)
+            let task = session.dataTask(with: URL(string: "http://stub.test/stream")!)
+            task.resume()
+            for try await event in task.events {
+                if case .data = event { break }
+            }
+            while task.state != .completed { try await Task.sleep(for: .milliseconds(10)) }
+            let (data, _) = try await session.data(from: URL(string: "http://stub.test/after")!)
+            #expect(String(decoding: data, as: UTF8.self) == "after")
+        }
+    }
+
     @Test func delayedResponse_arrivesAfterTheDelay() async throws {
         try await withTimeLimit {
             let stubs = StubTransport()
