@@ -41,6 +41,11 @@ public struct AsyncURLSessionTransport: ClientTransport {
         let session = configuration.session
         let task: SessionTask
         if let body {
+            if let data = try await Self.inMemoryBytes(of: body) {
+                task = session.uploadTask(with: urlRequest, from: data)
+                task.resume()
+                return try await Self.response(of: task, body: nil, method: request.method)
+            }
             task = session.uploadTask(withStreamedRequest: urlRequest)
             task.resume()
             return try await Self.response(of: task, body: body, method: request.method)
@@ -48,6 +53,24 @@ public struct AsyncURLSessionTransport: ClientTransport {
         task = session.dataTask(with: urlRequest)
         task.resume()
         return try await Self.response(of: task, body: nil, method: request.method)
+    }
+
+    /// Bodies up to this size that the caller already holds in memory are
+    /// sent as one `Data` rather than streamed.
+    static let inMemoryBodyLimit: Int64 = 8 << 20
+
+    /// The bytes of a body the client built from memory (`HTTPBody(Data)`,
+    /// a string, an array: known length, iterable again), so that libcurl
+    /// reads them in place: streamed through the task's body pipe, a 1 MiB
+    /// POST ran at half the speed of the same POST from `Data` (W4, 16 at
+    /// once), and a re-send (307, challenge) needs no second iteration.
+    /// Nil for a live stream (single iteration or unknown length), which is
+    /// streamed as it is produced, and for bodies past the limit.
+    static func inMemoryBytes(of body: HTTPBody) async throws -> Data? {
+        guard body.iterationBehavior == .multiple, case .known(let length) = body.length,
+              length <= inMemoryBodyLimit
+        else { return nil }
+        return try await Data(collecting: body, upTo: Int(length))
     }
 
     /// The URL is the base URL with the request's path (and query) appended.
@@ -60,12 +83,29 @@ public struct AsyncURLSessionTransport: ClientTransport {
             ])
         }
         var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method.rawValue
-        for field in request.headerFields {
-            urlRequest.addValue(field.value, forHTTPHeaderField: field.name.canonicalName)
+        // FoundationNetworking's request normalises the method and searches
+        // its fields on every setter call: GET is the default already, and
+        // the fields go in as one dictionary (a tenth of the transport's
+        // CPU per small request went to those setters).
+        if request.method != .get {
+            urlRequest.httpMethod = request.method.rawValue
         }
-        if let body, case .known(let length) = body.length, urlRequest.value(forHTTPHeaderField: "Content-Length") == nil {
-            urlRequest.setValue(String(length), forHTTPHeaderField: "Content-Length")
+        var fields: [String: String] = [:]
+        for field in request.headerFields {
+            let name = field.name.canonicalName
+            if let earlier = fields[name] {
+                // Repeated fields combine as on the wire (RFC 9110 5.3);
+                // cookies with "; " (RFC 6265 5.4).
+                fields[name] = earlier + (field.name == .cookie ? "; " : ", ") + field.value
+            } else {
+                fields[name] = field.value
+            }
+        }
+        if let body, case .known(let length) = body.length, fields[HTTPField.Name.contentLength.canonicalName] == nil {
+            fields[HTTPField.Name.contentLength.canonicalName] = String(length)
+        }
+        if !fields.isEmpty {
+            urlRequest.allHTTPHeaderFields = fields
         }
         return urlRequest
     }

@@ -24,6 +24,11 @@ let ours = Target.Dependency.product(name: "AsyncURLSession", package: "AsyncURL
 let oursClassic = Target.Dependency.product(name: "URLSessionCompat", package: "AsyncURLSession")
 /// Session and request setup shared by the clients built on the main package.
 let sessionSetup = Target.Dependency.target(name: "BenchSessionSetup")
+/// The generated OpenAPI client and the workload loop the OpenAPI clients share.
+let openAPIShared = Target.Dependency.target(name: "BenchOpenAPIShared")
+let openAPIOurs = Target.Dependency.product(name: "AsyncURLSessionOpenAPI", package: "AsyncURLSession")
+let openAPIURLSession = Target.Dependency.product(name: "OpenAPIURLSession", package: "swift-openapi-urlsession")
+let openAPIAHC = Target.Dependency.product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client")
 
 /// One line per client: executable name, source folder, dependencies.
 /// (bench-rawcurl is a C target and is declared separately below.)
@@ -40,6 +45,16 @@ let swiftClients: [SwiftClient] = [
     SwiftClient(name: "bench-asyncurlsession-events", path: "Clients/AsyncURLSessionEvents", dependencies: [ours, sessionSetup], needsMainPackage: true),
     SwiftClient(name: "bench-asyncurlsession-data", path: "Clients/AsyncURLSessionData", dependencies: [ours, sessionSetup], needsMainPackage: true),
     SwiftClient(name: "bench-urlsessioncompat", path: "Clients/URLSessionCompat", dependencies: [oursClassic], needsMainPackage: true),
+    // The same generated OpenAPI client on three transports (Benchmarks --openapi).
+    SwiftClient(
+        name: "bench-openapi-asyncurlsession", path: "Clients/OpenAPIAsyncURLSession",
+        dependencies: [openAPIShared, openAPIOurs, sessionSetup], needsMainPackage: true),
+    SwiftClient(
+        name: "bench-openapi-urlsession", path: "Clients/OpenAPIURLSession",
+        dependencies: [openAPIShared, openAPIURLSession], needsMainPackage: false),
+    SwiftClient(
+        name: "bench-openapi-ahc", path: "Clients/OpenAPIAHC",
+        dependencies: [openAPIShared, openAPIAHC, ahc, nioCore], needsMainPackage: false),
 ].filter { includeAsyncURLSession || !$0.needsMainPackage }
 
 var dependencies: [Package.Dependency] = [
@@ -47,6 +62,14 @@ var dependencies: [Package.Dependency] = [
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    // The OpenAPI comparison: the generator's build plugin, the runtime, and
+    // the two peer transports.
+    .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+    .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+    .package(url: "https://github.com/apple/swift-openapi-urlsession.git", from: "1.4.0"),
+    .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
+    // SHA-256 of echoed bodies in the OpenAPI checks (already in the main package's graph).
+    .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
 ]
 if includeAsyncURLSession {
     // The main package, two levels up; named so the identity does not depend on
@@ -82,6 +105,18 @@ let package = Package(
         ),
         // Shared by the Swift clients: arguments, result line, limits, pacing.
         .target(name: "BenchClientSupport", path: "ClientSupport"),
+        // The client swift-openapi-generator makes from openapi.yaml (at build
+        // time, by its plugin), and the workload loop on any ClientTransport.
+        .target(
+            name: "BenchOpenAPIShared",
+            dependencies: [
+                "BenchClientSupport",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Clients/OpenAPIShared",
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
         // Runs one client and reports its own wait4 rusage (see its header).
         .executableTarget(name: "bench-launch", path: "Clients/Launch"),
         // The ceiling: raw libcurl multi interface, in C.
@@ -92,5 +127,15 @@ let package = Package(
         ),
     ] + clientTargets + (includeAsyncURLSession ? [
         .target(name: "BenchSessionSetup", dependencies: ["BenchClientSupport", ours], path: "Clients/AsyncURLSessionShared"),
+        // The three OpenAPI transports on the loopback server's routes, side
+        // by side: what each gets right (streaming both ways, errors, cancellation).
+        .executableTarget(
+            name: "openapi-check",
+            dependencies: [
+                openAPIShared, openAPIOurs, openAPIURLSession, openAPIAHC, ahc,
+                .product(name: "LoopbackServer", package: "AsyncURLSession"),
+            ],
+            path: "OpenAPICheck"
+        ),
     ] : [])
 )

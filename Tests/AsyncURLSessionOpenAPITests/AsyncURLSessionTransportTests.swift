@@ -37,7 +37,7 @@ import TestSupport
         }
     }
 
-    @Test func post_streamsTheRequestBody() async throws {
+    @Test func post_sendsTheRequestBody() async throws {
         try await withServer { server in
             let sent = LoopbackServer.patternBody(count: 200_000)
             var request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo-body")
@@ -47,6 +47,37 @@ import TestSupport
             #expect(response.status.code == 200)
             let received = try await Data(collecting: try #require(body), upTo: 1 << 20)
             #expect(received == sent)
+        }
+    }
+
+    @Test func inMemoryBody_isSentAgainAfterA307() async throws {
+        try await withServer { server in
+            let sent = LoopbackServer.patternBody(count: 1 << 20)
+            let request = HTTPRequest(
+                method: .post, scheme: nil, authority: nil, path: "/redirect-to?status=307&location=/echo-body")
+            let (response, body) = try await transport(server).send(
+                request, body: HTTPBody(sent), baseURL: server.baseURL, operationID: "echo")
+            #expect(response.status.code == 200)
+            let received = try await Data(collecting: try #require(body), upTo: 2 << 20)
+            #expect(received == sent)
+        }
+    }
+
+    @Test func liveStreamOfUnknownLength_isSentChunked() async throws {
+        try await withServer { server in
+            let piece = LoopbackServer.patternBody(count: 64 << 10)
+            let stream = AsyncStream<ArraySlice<UInt8>> { continuation in
+                for _ in 0..<4 { continuation.yield(ArraySlice(piece)) }
+                continuation.finish()
+            }
+            let request = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/echo")
+            let (response, body) = try await transport(server).send(
+                request, body: HTTPBody(stream, length: .unknown, iterationBehavior: .single),
+                baseURL: server.baseURL, operationID: "echo")
+            #expect(response.status.code == 200)
+            let json = try await String(collecting: try #require(body), upTo: 1 << 16)
+            #expect(json.contains(#""bodyLength":262144"#))
+            #expect(json.lowercased().contains(#"["transfer-encoding","chunked"]"#))
         }
     }
 

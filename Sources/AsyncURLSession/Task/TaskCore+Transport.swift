@@ -50,7 +50,14 @@ extension TaskCore {
         local: LocalRequest? = nil, credential: HopCredential? = nil, expectedToSend: Int64 = 0
     ) {
         let id = TransferID.local()
-        let transfer = LocalTransfer(id: id, delegate: self, fetchType: responder.fetchType)
+        let transfer = LocalTransfer(
+            id: id, delegate: self, fetchType: responder.fetchType,
+            offerChallenge: { [weak self] decision in
+                guard let self else { return decision.core.settleWithDefault() }
+                offerDecision(.challenge(decision), decision.core) { handler, task in
+                    await handler.task(task, didReceive: decision)
+                }
+            })
         let started = guarded.withLock { guarded -> Bool? in
             guard guarded.pipeline.hopStarting() else { return nil }
             guarded.hop = HopState(request: request, credential: credential)

@@ -12,8 +12,12 @@ public final class LocalResponseWriter: Sendable {
     private let transfer: LocalTransfer
     private let progress = Mutex((sentHead: false, bodyBytes: Int64(0)))
 
-    init(transfer: LocalTransfer) {
+    /// The hop's URL, for the failure response of a challenge.
+    private let url: URL?
+
+    init(transfer: LocalTransfer, url: URL?) {
         self.transfer = transfer
+        self.url = url
     }
 
     /// Whether the head was written.
@@ -76,6 +80,30 @@ public final class LocalResponseWriter: Sendable {
             progress.withLock { $0.bodyBytes += Int64(piece.count) }
             offset = end
         }
+    }
+
+    /// Asks the task for credentials, as a server's 401 asks: the task's
+    /// challenge handling (an events consumer's `.challenge` decision, the
+    /// task's or session's delegate) answers, and the answer comes back
+    /// here instead of starting a new hop. For responders that run their
+    /// own authentication exchange (a classic `URLProtocol` calling
+    /// `urlProtocol(_:didReceive:)`). Without a handler, or when nobody
+    /// answers, the answer is `.performDefaultHandling`. Throws once the
+    /// task no longer wants the answer.
+    /// - Parameters:
+    ///   - failureResponse: the response that asked, if any; a bare 401 for
+    ///     the hop's URL otherwise.
+    public func challenge(
+        protectionSpace: URLProtectionSpace, proposedCredential: URLCredential? = nil,
+        previousFailureCount: Int = 0, failureResponse: HTTPURLResponse? = nil
+    ) async throws(URLError) -> ChallengeDecision.Answer {
+        let response = failureResponse ?? HTTPURLResponse(
+            url: url ?? URL(fileURLWithPath: "/"), statusCode: 401, httpVersion: "HTTP/1.1", headerFields: [:])
+        guard let response else { return .performDefaultHandling }
+        let decision = ChallengeDecision(
+            protectionSpace: protectionSpace, proposedCredential: proposedCredential,
+            previousFailureCount: previousFailureCount, failureResponse: response)
+        return try await transfer.challenge(decision)
     }
 
     /// The largest piece handed to the task at once (and read from a

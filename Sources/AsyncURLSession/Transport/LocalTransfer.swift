@@ -39,10 +39,18 @@ final class LocalTransfer: Sendable {
         }
     }
 
-    init(id: TransferID, delegate: any TransferDelegate, fetchType: TransactionMetrics.FetchType) {
+    /// Offers a responder's challenge to the task's challenge handling
+    /// (events consumer, delegates), as a 401 from the network is offered.
+    private let offerChallenge: (@Sendable (ChallengeDecision) -> Void)?
+
+    init(
+        id: TransferID, delegate: any TransferDelegate, fetchType: TransactionMetrics.FetchType,
+        offerChallenge: (@Sendable (ChallengeDecision) -> Void)? = nil
+    ) {
         self.id = id
         self.fetchType = fetchType
         self.delegate = delegate
+        self.offerChallenge = offerChallenge
     }
 
     /// Runs `responder` for `request`. `idleTimeout` bounds the time
@@ -54,7 +62,7 @@ final class LocalTransfer: Sendable {
         idleTimeout: TimeInterval = 0, resourceTimeout: TimeInterval = 0
     ) {
         let fetchStart = Date()
-        let writer = LocalResponseWriter(transfer: self)
+        let writer = LocalResponseWriter(transfer: self, url: request.url)
         let url = request.url?.absoluteString
         let task = Task { [self] in
             var failure: URLError?
@@ -168,6 +176,26 @@ final class LocalTransfer: Sendable {
     }
 
     // MARK: - For the writer
+
+    /// Asks the task about `decision` and waits for the answer. The wait is
+    /// the handler's, not the responder's idleness, so the idle timeout
+    /// does not run meanwhile; a stop (cancel, resource timeout) ends it,
+    /// since stopping the task settles its pending decisions.
+    func challenge(_ decision: ChallengeDecision) async throws(URLError) -> ChallengeDecision.Answer {
+        guard let offerChallenge else { return .performDefaultHandling }
+        if let stopped = state.withLock({ $0.stopped }) { throw stopped }
+        state.withLock { $0.lastActivity = nil }
+        let answer = await withCheckedContinuation { (continuation: CheckedContinuation<ChallengeDecision.Answer, Never>) in
+            decision.core.onSettle { continuation.resume(returning: $0) }
+            offerChallenge(decision)
+        }
+        let stopped = state.withLock { state -> URLError? in
+            state.lastActivity = Self.now()
+            return state.stopped
+        }
+        if let stopped { throw stopped }
+        return answer
+    }
 
     /// Waits while suspended; throws once stopped.
     func proceed() async throws(URLError) {

@@ -1,6 +1,7 @@
 // Entry point: swift run -c release --package-path Sources/Benchmarks Benchmarks
 //   [--quick] [--runs N] [--warmups N] [--only W1,W5] [--clients a,b] [--json out.json] [--strict]
 //   Benchmarks --soak [--soak-requests N] [--soak-minutes M] [--soak-concurrency C] [--soak-interval S]
+//   Benchmarks --openapi [--only ...]   (the OpenAPI transports: W1, W3, W4 by default)
 //   Benchmarks --judge out.json   (the targets against an earlier run's report)
 //
 // Sets up a temporary prefix (certificates, files, nginx config), starts nginx
@@ -50,6 +51,9 @@ struct BenchmarksCommand: ParsableCommand {
 
     @Flag(help: "Exit with status 1 when any client's run failed its checks (CI's smoke run); a missed target is not a failure.")
     var strict = false
+
+    @Flag(help: "Compare the OpenAPI transports instead: one generated client on ours, swift-openapi-urlsession's and swift-openapi-async-http-client's, beside the plain clients under them (W1, W3 and W4 unless --only).")
+    var openapi = false
 
     @Flag(help: "Soak instead of the workloads: sequential GETs, then many in flight for minutes, sampling the client's RSS and descriptors (default client: asyncurlsession-data).")
     var soak = false
@@ -180,7 +184,9 @@ struct BenchmarksCommand: ParsableCommand {
 
     private func selectedWorkloads() throws -> [Workload] {
         let all = Workload.all(quick: quick)
-        guard let only else { return all }
+        guard let only else {
+            return openapi ? all.filter { workload in ClientTable.openAPIWorkloads.contains { workload.matches($0) } } : all
+        }
         let filters = only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         for filter in filters where !all.contains(where: { $0.matches(filter) }) {
             throw ValidationError("unknown workload \(filter); known: \(all.map(\.id).joined(separator: ", "))")
@@ -212,16 +218,20 @@ struct BenchmarksCommand: ParsableCommand {
     }
 
     private func selectedClients() throws -> [ClientSpec] {
+        if openapi, clients == nil {
+            return ClientTable.all.filter { $0.name == ClientTable.baseline || ClientTable.openAPIReferences.contains($0.name) }
+                + ClientTable.openAPI
+        }
         guard let clients else { return ClientTable.all }
         let entries = clients.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         // NAME=/path/to/executable adds an extra client, e.g. an older build of
         // ours, so old and new take turns against the same nginx.
         let extras = entries.compactMap(ClientTable.extra(from:))
         let names = Set(entries.filter { !$0.contains("=") })
-        for name in names where !ClientTable.all.contains(where: { $0.name == name }) {
-            throw ValidationError("unknown client \(name); known: \(ClientTable.all.map(\.name).joined(separator: ", "))")
+        for name in names where !ClientTable.known.contains(where: { $0.name == name }) {
+            throw ValidationError("unknown client \(name); known: \(ClientTable.known.map(\.name).joined(separator: ", "))")
         }
-        return ClientTable.all.filter { names.contains($0.name) || $0.name == ClientTable.baseline } + extras
+        return ClientTable.known.filter { names.contains($0.name) || $0.name == ClientTable.baseline } + extras
     }
 
     /// The folder of this executable (/proc/self/exe), where SwiftPM puts the

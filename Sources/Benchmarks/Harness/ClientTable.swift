@@ -31,12 +31,13 @@ enum ClientTable {
     /// (`TargetJudge`), extra builds included.
     static let peers: Set<String> = ["foundation", "ahc"]
 
-    /// Other references beside the baseline, never judged: raw libcurl in
+    /// Other references beside the baseline, never judged (the OpenAPI
+    /// clients too: the targets are about our own APIs): raw libcurl in
     /// the event-loop shape our engine has (socket_action + epoll), and the
     /// same copying each body into a buffer of its own, the least a client
     /// that returns whole bodies (`data(for:)`) must do, which the
     /// discarding baseline never pays for.
-    static let references: Set<String> = ["rawcurl", "rawcurl-collect"]
+    static let references = Set(["rawcurl", "rawcurl-collect"] + openAPI.map(\.name))
 
     /// Our clients whose API returns the whole body in memory
     /// (`data(for:)`): the peak-RSS targets are about the streaming ones.
@@ -56,6 +57,26 @@ enum ClientTable {
             "asyncurlsession-io", "bench-asyncurlsession-data", missingHint: ours, extraArguments: ["--io-executor"]),
         ClientSpec("urlsessioncompat", "bench-urlsessioncompat", missingHint: ours),
     ]
+
+    /// The same generated OpenAPI client on three transports: ours,
+    /// swift-openapi-urlsession's and swift-openapi-async-http-client's.
+    /// Not in a default run; `--openapi` runs them (or `--clients` names them).
+    static let openAPI: [ClientSpec] = [
+        ClientSpec("openapi-asyncurlsession", "bench-openapi-asyncurlsession", missingHint: ours),
+        ClientSpec("openapi-urlsession", "bench-openapi-urlsession"),
+        ClientSpec("openapi-ahc", "bench-openapi-ahc"),
+    ]
+
+    /// `--openapi` runs these plain clients beside the OpenAPI ones: the
+    /// library under each transport, so the transport's own cost shows.
+    static let openAPIReferences: Set<String> = ["foundation", "ahc", "asyncurlsession-events"]
+
+    /// `--openapi`'s workloads when `--only` is not given: small requests
+    /// and 1 MiB bodies both ways.
+    static let openAPIWorkloads = ["W1", "W3", "W4"]
+
+    /// Every client a run can name.
+    static var known: [ClientSpec] { all + openAPI }
 
     /// `NAME=/absolute/path`: an extra client outside the table (an older
     /// build to compare with); nil for a plain name.

@@ -6,12 +6,13 @@ import FoundationNetworking
 /// What a `URLProtocol` reports its load with (Foundation's protocol, for
 /// this adapter's `URLProtocol`).
 ///
-/// Authentication challenges: `urlProtocol(_:didReceive:)` with a challenge
-/// is not routed to the session's delegate yet; the load fails with
-/// `URLError(.userAuthenticationRequired)` naming the protection space. A
-/// protocol that wants the session's challenge handling answers with a 401
-/// response carrying `WWW-Authenticate` instead, which goes through the
-/// delegate as a server's does.
+/// Authentication challenges: `urlProtocol(_:didReceive:)` asks the task's
+/// delegate (`urlSession(_:task:didReceive:completionHandler:)`, and for
+/// connection-level methods the session delegate's method first), as a
+/// server's 401 would; the answer goes to the challenge's `sender`
+/// (`use(_:for:)`, `performDefaultHandling(for:)`, `cancel(_:)`,
+/// `rejectProtectionSpaceAndContinue(with:)`), on a thread of the
+/// adapter's. Without a delegate method the answer is default handling.
 public protocol URLProtocolClient: NSObjectProtocol, Sendable {
     func urlProtocol(_ protocol: URLProtocol, wasRedirectedTo request: URLRequest, redirectResponse: URLResponse)
     func urlProtocol(_ protocol: URLProtocol, cachedResponseIsValid cachedResponse: CachedURLResponse)

@@ -51,11 +51,16 @@ struct URLProtocolResponder: LocalResponder {
                 try await writer.writeBody(cached.data)
                 return
             case .challenge(let challenge):
-                throw URLError(.userAuthenticationRequired, userInfo: [
-                    NSLocalizedDescriptionKey: "The URLProtocol \(type) asked for authentication "
-                        + "(\(challenge.protectionSpace.authenticationMethod)); this adapter does not route a "
-                        + "protocol's challenges to the delegate: answer with a 401 response and WWW-Authenticate instead.",
-                ])
+                // Asked of the task's handling as a server's 401 would be
+                // (the delegate's challenge methods, session-level first
+                // for connection-level methods); the answer goes to the
+                // challenge's sender, which is how the protocol learns it.
+                let answer = try await writer.challenge(
+                    protectionSpace: challenge.protectionSpace, proposedCredential: challenge.proposedCredential,
+                    previousFailureCount: challenge.previousFailureCount,
+                    failureResponse: challenge.failureResponse as? HTTPURLResponse)
+                let reply = ChallengeReply(challenge: challenge, answer: answer)
+                DispatchQueue.global().async { reply.deliver() }
             }
         }
         throw URLError(.cancelled)
@@ -89,6 +94,26 @@ struct URLProtocolResponder: LocalResponder {
         if let url { info[NSURLErrorFailingURLErrorKey] = url }
         let code = nsError.domain == NSURLErrorDomain ? URLError.Code(rawValue: nsError.code) ?? .unknown : .unknown
         return URLError(code, userInfo: info)
+    }
+}
+
+/// A challenge's answer on its way to the challenge's sender (the
+/// protocol, as a rule), off the responder's task: a legacy sender may
+/// block, or call its client back at once.
+/// `@unchecked`: the challenge is immutable once made, and its sender is
+/// called once, from one thread.
+private struct ChallengeReply: @unchecked Sendable {
+    let challenge: URLAuthenticationChallenge
+    let answer: ChallengeDecision.Answer
+
+    func deliver() {
+        guard let sender = challenge.sender else { return }
+        switch answer {
+        case .useCredential(let credential): sender.use(credential, for: challenge)
+        case .performDefaultHandling: sender.performDefaultHandling(for: challenge)
+        case .cancel: sender.cancel(challenge)
+        case .rejectProtectionSpace: sender.rejectProtectionSpaceAndContinue(with: challenge)
+        }
     }
 }
 
@@ -143,7 +168,7 @@ final class ProtocolClientBridge: NSObject, URLProtocolClient, Sendable {
     }
 
     func urlProtocol(_ protocol: URLProtocol, didReceive challenge: URLAuthenticationChallenge) {
-        send(.challenge(challenge), ends: true)
+        send(.challenge(challenge))
     }
 
     func urlProtocol(_ protocol: URLProtocol, didCancel challenge: URLAuthenticationChallenge) {}

@@ -1,0 +1,25 @@
+// bench-openapi-urlsession: the generated OpenAPI client on
+// swift-openapi-urlsession's URLSessionTransport, over FoundationNetworking.
+// On Linux that transport buffers both bodies (its streaming mode needs
+// Darwin's URLSession), so `--stream` still collects before the first chunk.
+import BenchClientSupport
+import BenchOpenAPIShared
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import OpenAPIURLSession
+
+let arguments = ClientArguments.parseOrExit()
+ProcessLimits.raiseFileDescriptorLimit()
+// As bench-foundation sets its session up.
+let configuration = URLSessionConfiguration.ephemeral
+configuration.httpMaximumConnectionsPerHost = arguments.concurrency
+configuration.timeoutIntervalForRequest = 120
+configuration.timeoutIntervalForResource = arguments.timeoutSeconds
+configuration.urlCache = nil
+configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+let transport = URLSessionTransport(configuration: .init(session: URLSession(configuration: configuration)))
+await OpenAPIWorkload.run(
+    client: "openapi-urlsession", api: "generated client on URLSessionTransport (buffered on Linux)",
+    transport: transport, arguments: arguments)
