@@ -87,6 +87,22 @@ final class LateStubProtocol: URLProtocol, @unchecked Sendable {
     override func stopLoading() {}
 }
 
+/// Answers with its `task`'s identifier, as stubs that keep per-task state do.
+final class TaskReportingStubProtocol: URLProtocol, @unchecked Sendable {
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.host == "task-stub.example"
+    }
+
+    override func startLoading() {
+        let response = HTTPURLResponse(url: request.url!, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: nil)!
+        client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
+        client?.urlProtocol(self, didLoad: Data("task \(task.map { String($0.taskIdentifier) } ?? "nil")".utf8))
+        client?.urlProtocolDidFinishLoading(self)
+    }
+
+    override func stopLoading() {}
+}
+
 @Suite struct URLProtocolTests {
     private func stubbedConfiguration() -> URLSessionConfiguration {
         let configuration = legacyConfiguration()
@@ -173,6 +189,19 @@ final class LateStubProtocol: URLProtocol, @unchecked Sendable {
         let (data, _, error) = try await withTimeLimit { await result.value() }
         #expect(error == nil)
         #expect(String(decoding: data ?? Data(), as: UTF8.self) == "late")
+    }
+
+    @Test func protocolInstance_knowsItsTask() async throws {
+        let configuration = legacyConfiguration()
+        configuration.protocolClasses = [TaskReportingStubProtocol.self]
+        let session = URLSession(configuration: configuration)
+        _ = session.dataTask(with: URL(string: "https://task-stub.example/first")!)
+        let result = HandlerResult<Data>()
+        let task = session.dataTask(with: URL(string: "https://task-stub.example/x")!) { result.set($0, $1, $2) }
+        task.resume()
+        let (data, _, error) = try await withTimeLimit { await result.value() }
+        #expect(error == nil)
+        #expect(String(decoding: data ?? Data(), as: UTF8.self) == "task \(task.taskIdentifier)")
     }
 
     @Test func registerClass_refusesAClassThatIsNoURLProtocol() {

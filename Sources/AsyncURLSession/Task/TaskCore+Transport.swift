@@ -68,7 +68,8 @@ extension TaskCore {
             return guarded.pipeline.state == .suspended
         }
         let local = local ?? LocalRequest(
-            request: request, body: LocalRequestBody(.none, expectedLength: 0) { _, _ in }, credential: nil)
+            request: request, body: LocalRequestBody(.none, expectedLength: 0) { _, _ in }, credential: nil,
+            taskIdentifier: identifier)
         guard let suspended = started else {
             local.body.close()
             return
@@ -116,6 +117,7 @@ extension TaskCore {
             guard let self, let transfer = guarded.withLock({ $0.localTransfer }) else { return }
             transfer.reportSent(sent, expected: expected)
         }
-        return LocalRequest(request: request, body: body, credential: credential?.credential)
+        return LocalRequest(
+            request: request, body: body, credential: credential?.credential, taskIdentifier: identifier)
     }
 }

@@ -64,6 +64,9 @@ public struct LocalRequest: Sendable {
     /// The credential this hop answers a challenge with, if any (a Basic one
     /// is also in the `Authorization` field, as libcurl would send it).
     public let credential: URLCredential?
+    /// The `taskIdentifier` of the task this hop belongs to (unique in its
+    /// session), to tell the hops of concurrent tasks apart.
+    public let taskIdentifier: Int
 
     public var url: URL? { request.url }
     public var httpMethod: String { request.httpMethod ?? "GET" }

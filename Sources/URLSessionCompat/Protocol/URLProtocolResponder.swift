@@ -11,6 +11,8 @@ import Synchronization
 /// the load ends or the task stops wanting it.
 struct URLProtocolResponder: LocalResponder {
     let type: URLProtocol.Type
+    /// The classic task the hop belongs to (the instance's `task`).
+    let task: URLSessionTask?
 
     func respond(to request: LocalRequest, through writer: LocalResponseWriter) async throws(URLError) {
         var loaded = request.request
@@ -18,6 +20,7 @@ struct URLProtocolResponder: LocalResponder {
         if !body.isEmpty { loaded.httpBody = body }
         let client = ProtocolClientBridge()
         let instance = type.init(request: type.canonicalRequest(for: loaded), cachedResponse: nil, client: client)
+        instance.task = task
         // Off the Swift pool: a legacy protocol may block in startLoading.
         DispatchQueue.global().async { instance.startLoading() }
         defer { DispatchQueue.global().async { instance.stopLoading() } }

@@ -45,13 +45,15 @@ open class URLSession: NSObject, @unchecked Sendable {
         // A core session of its own, not `Session.shared`: registered
         // URLProtocol classes must be able to answer its requests.
         let coreConfiguration = configurationCopy.sessionConfiguration
-        asyncSession = Session(configuration: Self.coreConfiguration(configurationCopy))
+        let tasks = ClassicTaskLookup()
+        asyncSession = Session(configuration: Self.coreConfiguration(configurationCopy, tasks: tasks))
         delegateQueue = Self.serialQueue()
         postedByteLimit = StreamBufferSplit.postedByteLimit(coreConfiguration)
         completionLane = DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit)
         isShared = true
         guarded = Mutex(Guarded())
         super.init()
+        tasks.attach(self)
     }
 
     public convenience init(configuration: URLSessionConfiguration) {
@@ -68,22 +70,31 @@ open class URLSession: NSObject, @unchecked Sendable {
         // swift-format-ignore: a forced cast; `copy(with:)` returns Self's type.
         configurationCopy = configuration.copy() as? URLSessionConfiguration ?? configuration
         let coreConfiguration = configurationCopy.sessionConfiguration
-        asyncSession = Session(configuration: Self.coreConfiguration(configurationCopy))
+        let tasks = ClassicTaskLookup()
+        asyncSession = Session(configuration: Self.coreConfiguration(configurationCopy, tasks: tasks))
         delegateQueue = queue ?? Self.serialQueue()
         postedByteLimit = StreamBufferSplit.postedByteLimit(coreConfiguration)
         completionLane = DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit)
         isShared = false
         guarded = Mutex(Guarded(delegate: delegate))
         super.init()
+        tasks.attach(self)
     }
 
     /// The core session's configuration: the stream buffer split with the
     /// delegate queue, and the URLProtocol classes as its local transport.
-    private static func coreConfiguration(_ configuration: URLSessionConfiguration) -> SessionConfiguration {
+    private static func coreConfiguration(
+        _ configuration: URLSessionConfiguration, tasks: ClassicTaskLookup
+    ) -> SessionConfiguration {
         var core = StreamBufferSplit.coreConfiguration(configuration.sessionConfiguration)
         core.localTransport = ProtocolClassTransport(
-            protocolClasses: configuration.protocolClasses, fallback: core.localTransport)
+            protocolClasses: configuration.protocolClasses, fallback: core.localTransport, tasks: tasks)
         return core
+    }
+
+    /// The live task whose core task has `identifier` (a URLProtocol's `task`).
+    func task(withCoreIdentifier identifier: Int) -> URLSessionTask? {
+        guarded.withLock { $0.registry.tasks.values.first { $0.core.taskIdentifier == identifier } }
     }
 
     private static func serialQueue() -> OperationQueue {
