@@ -47,6 +47,9 @@ public final class LoopbackServer: Sendable {
     public let baseURL: URL
     /// With TLS: the self-signed certificate (PEM) a client must trust; it is its own root.
     public let certificatePEM: Data?
+    /// With TLS: SHA-256 of the certificate's public key (SubjectPublicKeyInfo, DER), base64,
+    /// as a client pins it.
+    public let publicKeySHA256: String?
 
     private let group: MultiThreadedEventLoopGroup
     private let serverChannel: any Channel
@@ -59,6 +62,7 @@ public final class LoopbackServer: Sendable {
         port: Int,
         baseURL: URL,
         certificatePEM: Data?,
+        publicKeySHA256: String?,
         group: MultiThreadedEventLoopGroup,
         serverChannel: any Channel,
         registry: ConnectionRegistry,
@@ -67,6 +71,7 @@ public final class LoopbackServer: Sendable {
         self.port = port
         self.baseURL = baseURL
         self.certificatePEM = certificatePEM
+        self.publicKeySHA256 = publicKeySHA256
         self.group = group
         self.serverChannel = serverChannel
         self.registry = registry
@@ -103,6 +108,7 @@ public final class LoopbackServer: Sendable {
                 port: port,
                 baseURL: baseURL,
                 certificatePEM: tls.map { Data($0.certificatePEM.utf8) },
+                publicKeySHA256: tls?.publicKeySHA256,
                 group: group,
                 serverChannel: channel,
                 registry: registry,

@@ -115,6 +115,9 @@ enum RequestPreparation {
                     + "set tlsMinimumSupportedVersion at or below tlsMaximumSupportedVersion."))
         }
 
+        let pinnedPublicKey = configuration.pinnedPublicKeys.isEmpty
+            ? nil : pinnedPublicKey(for: url, in: configuration.pinnedPublicKeys)
+
         let idle = idleTimeout(of: request, configuration: configuration)
         return .success(TransferRequest(
             url: urlString,
@@ -125,6 +128,7 @@ enum RequestPreparation {
             resourceTimeout: configuration.timeoutIntervalForResource,
             trustRootsPEM: configuration.tlsTrustRootsPEM,
             tlsVersions: tlsVersions,
+            pinnedPublicKey: pinnedPublicKey,
             decompressionLimit: configuration.maximumDecompressionRatio > 0
                 ? DecompressionLimit(
                     ratio: configuration.maximumDecompressionRatio,
@@ -133,6 +137,18 @@ enum RequestPreparation {
             acceptEncoding: acceptEncoding,
             userAgent: hasUserAgent ? nil : "AsyncURLSession",
             authentication: credential.flatMap(authentication(for:))))
+    }
+
+    /// libcurl's CURLOPT_PINNEDPUBLICKEY value for an https URL whose host
+    /// has pins ("sha256//A;sha256//B"); nil otherwise.
+    static func pinnedPublicKey(for url: URL, in pins: [String: [String]]) -> String? {
+        guard url.scheme?.lowercased() == "https", let host = url.host?.lowercased() else { return nil }
+        let hashes = pins.first { $0.key.lowercased() == host }?.value ?? []
+        guard !hashes.isEmpty else { return nil }
+        return hashes.map { hash in
+            let trimmed = hash.trimmingCharacters(in: .whitespaces)
+            return trimmed.hasPrefix("sha256//") ? trimmed : "sha256//" + trimmed
+        }.joined(separator: ";")
     }
 
     /// libcurl would send a URL's user:password preemptively as Basic; URLSession

@@ -75,6 +75,17 @@ public struct SessionConfiguration: Sendable {
     /// CAs and test servers. Verification stays on: hosts must still match.
     public var tlsTrustRootsPEM: Data?
 
+    /// Public-key pins per host: an https connection to a listed host (by
+    /// name as written in the URL, case-insensitively) must present a
+    /// certificate whose public key (its SubjectPublicKeyInfo, DER) has one
+    /// of these SHA-256 digests, base64 (`openssl x509 -pubkey | openssl
+    /// pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`;
+    /// a `sha256//` prefix is accepted). Checked after normal verification,
+    /// which stays on; a mismatch fails the task with
+    /// `URLError(.serverCertificateUntrusted)` naming the host. List the
+    /// next key too before rotating one. Hosts not listed are not pinned.
+    public var pinnedPublicKeys: [String: [String]] = [:]
+
     /// The lowest and highest TLS versions an https connection may use; nil
     /// leaves OpenSSL's bound (on Debian 12: TLS 1.2 to 1.3). A minimum above
     /// the maximum fails every https task with a clear error.

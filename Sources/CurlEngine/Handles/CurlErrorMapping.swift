@@ -28,6 +28,11 @@ struct CurlFailure {
         var reason = "\(message) (libcurl error \(self.code.rawValue))"
         if self.code == CURLE_PEER_FAILED_VERIFICATION {
             reason = "\(Self.certificateProblem(verifyResult: verifyResult)) (\(reason))"
+        } else if self.code == CURLE_SSL_PINNEDPUBKEYNOTMATCH {
+            let host = URL(string: url)?.host ?? "the server"
+            reason = "The public key of \(host)'s certificate matches none of the configuration's "
+                + "pinnedPublicKeys for it: if the server's key changed on purpose, pin the new key's "
+                + "SHA-256 (\(reason))"
         }
         return URLError.make(code, url: url, reason: reason)
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// The options a transfer sets on its easy handle that are the same for every
 /// transfer of that kind: method, body or not, encodings, timeouts, trust,
-/// TLS versions.
+/// TLS versions, public-key pins.
 ///
 /// Why: `curl_easy_reset` and a full set of options per request cost about a
 /// dozen allocations (libcurl copies every string option, frees its receive
@@ -28,6 +28,7 @@ final class HandleShape {
     let resourceTimeout: Double
     let trustRootsPEM: Data?
     let tlsVersions: TLSVersionBounds
+    let pinnedPublicKey: String?
 
     /// Nil for a request whose handle must always start from a reset.
     init?(_ request: TransferRequest) {
@@ -41,6 +42,7 @@ final class HandleShape {
         resourceTimeout = request.resourceTimeout
         trustRootsPEM = request.trustRootsPEM
         tlsVersions = request.tlsVersions
+        pinnedPublicKey = request.pinnedPublicKey
     }
 
     /// Whether a handle of this shape holds every shape option `request` needs.
@@ -49,7 +51,7 @@ final class HandleShape {
             && usesTLS == Self.usesTLS(request) && acceptEncoding == request.acceptEncoding
             && userAgent == request.userAgent && idleTimeout == request.idleTimeout
             && resourceTimeout == request.resourceTimeout && trustRootsPEM == request.trustRootsPEM
-            && tlsVersions == request.tlsVersions
+            && tlsVersions == request.tlsVersions && pinnedPublicKey == request.pinnedPublicKey
     }
 
     /// False for a request whose handle must always start from a reset.

@@ -249,6 +249,11 @@ final class Transfer {
             check(handle.set(CURLOPT_CAINFO_BLOB, blob: roots))
             check(handle.set(CURLOPT_CAPATH, nil as String?))
         }
+        // Part of libcurl's TLS configuration match, so a connection made
+        // under other pins (or none) is never reused for this transfer.
+        if let pin = request.pinnedPublicKey {
+            check(handle.set(CURLOPT_PINNEDPUBLICKEY, pin))
+        }
 
         configureMethodAndBody(check)
         if let authentication = request.authentication {

@@ -49,6 +49,8 @@ package final class TransferRequest: Sendable {
     package let trustRootsPEM: Data?
     /// The TLS versions an https transfer may negotiate.
     package let tlsVersions: TLSVersionBounds
+    /// CURLOPT_PINNEDPUBLICKEY ("sha256//…;…"), or nil for no pin.
+    package let pinnedPublicKey: String?
     /// How far a compressed body may grow when decoded; nil: no limit.
     package let decompressionLimit: DecompressionLimit?
     /// The value for Accept-Encoding that libcurl both sends and decodes;
@@ -70,6 +72,7 @@ package final class TransferRequest: Sendable {
         resourceTimeout: Double,
         trustRootsPEM: Data?,
         tlsVersions: TLSVersionBounds = TLSVersionBounds(),
+        pinnedPublicKey: String? = nil,
         decompressionLimit: DecompressionLimit? = nil,
         acceptEncoding: String?,
         userAgent: String? = nil,
@@ -83,6 +86,7 @@ package final class TransferRequest: Sendable {
         self.resourceTimeout = resourceTimeout
         self.trustRootsPEM = trustRootsPEM
         self.tlsVersions = tlsVersions
+        self.pinnedPublicKey = pinnedPublicKey
         self.decompressionLimit = decompressionLimit
         self.acceptEncoding = acceptEncoding
         self.userAgent = userAgent

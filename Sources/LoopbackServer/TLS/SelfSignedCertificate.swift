@@ -9,6 +9,9 @@ import X509
 struct SelfSignedCertificate {
     let certificatePEM: String
     let privateKeyPEM: String
+    /// SHA-256 of the public key's SubjectPublicKeyInfo (DER), base64: what
+    /// a client pins (libcurl's "sha256//" form without the prefix).
+    let publicKeySHA256: String
 
     init(kind: LoopbackServer.CertificateKind, now: Date = Date()) throws {
         let key = P256.Signing.PrivateKey()
@@ -65,5 +68,6 @@ struct SelfSignedCertificate {
         )
         certificatePEM = try certificate.serializeAsPEM().pemString
         privateKeyPEM = key.pemRepresentation
+        publicKeySHA256 = Data(SHA256.hash(data: key.publicKey.derRepresentation)).base64EncodedString()
     }
 }

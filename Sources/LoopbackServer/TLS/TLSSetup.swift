@@ -4,6 +4,8 @@ import NIOSSL
 /// The server side of TLS: the generated certificate and the NIOSSL context that presents it.
 struct TLSSetup: Sendable {
     let certificatePEM: String
+    /// The key's pin (SHA-256 of its SubjectPublicKeyInfo, base64).
+    let publicKeySHA256: String
     let context: NIOSSLContext
     /// Whether ALPN offers "h2" (then HTTP2Setup decides per connection).
     let offersHTTP2: Bool
@@ -24,6 +26,7 @@ struct TLSSetup: Sendable {
         configuration.shutdownTimeout = .milliseconds(200)
 
         self.certificatePEM = generated.certificatePEM
+        self.publicKeySHA256 = generated.publicKeySHA256
         self.context = try NIOSSLContext(configuration: configuration)
         self.offersHTTP2 = options.http2
     }

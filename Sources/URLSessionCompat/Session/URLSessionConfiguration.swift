@@ -190,6 +190,15 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.tlsTrustRootsPEM] = newValue }
     }
 
+    /// Public-key pins per host (SHA-256 of the certificate's
+    /// SubjectPublicKeyInfo, base64), checked after normal verification;
+    /// see `SessionConfiguration.pinnedPublicKeys`. An addition of this
+    /// adapter: Apple pins through Info.plist's `NSPinnedDomains`.
+    public var pinnedPublicKeys: [String: [String]] {
+        get { self[\.core.pinnedPublicKeys] }
+        set { self[\.core.pinnedPublicKeys] = newValue }
+    }
+
     /// Header names that never follow a redirect to another origin, from
     /// the request or from `httpAdditionalHeaders`. Authorization,
     /// Proxy-Authorization and Cookie are always among them.
