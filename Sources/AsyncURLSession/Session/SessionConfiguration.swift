@@ -157,9 +157,16 @@ public struct SessionConfiguration: Sendable {
     /// `.useProtocolCachePolicy` (URLRequest's default).
     public var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
 
+    /// The hosts reached only over https (HSTS): learned from https
+    /// responses, applied to every hop before it is sent. `.default`:
+    /// `HSTSStore.shared` (on disk); `.ephemeral`: a store in memory of its
+    /// own; nil: no HSTS.
+    public var hstsStore: HSTSStore?
+
     public init(kind: Kind = .default) {
         self.kind = kind
         cookieJar = kind == .default ? CookieJar.shared : CookieJar()
+        hstsStore = kind == .default ? HSTSStore.shared : HSTSStore()
         credentialStorage = kind == .default ? CredentialStorage.shared : CredentialStorage()
         responseCache = kind == .default ? ResponseCache.shared : ResponseCache(memoryCapacity: 4 << 20)
     }

@@ -42,6 +42,7 @@ extension TaskCore {
 
     /// Starts a hop: finds its body (asking for a stream if needed), then the transfer.
     func startHop(_ request: URLRequest, credential: HopCredential?) {
+        let request = hstsUpgraded(request)
         switch hopBody(for: request) {
         case .ready(let body):
             launchHop(request, credential: credential, body: body)
@@ -72,6 +73,15 @@ extension TaskCore {
                 await handler.task(task, needsBodyStream: decision)
             }
         }
+    }
+
+    /// HSTS: a known host is reached over https, before anything is sent.
+    private func hstsUpgraded(_ request: URLRequest) -> URLRequest {
+        guard let store = context.configuration.hstsStore, let url = request.url, let upgraded = store.upgraded(url)
+        else { return request }
+        var request = request
+        request.url = upgraded
+        return request
     }
 
     private func launchStreamedHop(

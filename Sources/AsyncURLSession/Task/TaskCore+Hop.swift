@@ -28,6 +28,13 @@ extension TaskCore {
         // A stored response's cookies were stored when it first came; a
         // local transport's (a stub's) are new, as a server's.
         if head.hasSetCookie, !fromCache { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
+        // HSTS is learned from https responses only (the store checks), the
+        // first field only (RFC 6797 §8.1).
+        if !fromCache, let store = context.configuration.hstsStore, url.scheme?.equalsIgnoringASCIICase("https") == true,
+            let policy = head.fields.values(named: "Strict-Transport-Security").first
+        {
+            store.note(policy, from: url)
+        }
         log?.response(status: head.statusCode, headers: Array(head.fields))
         if usesCache, !cacheReceivedHead(head, url: url, id: id) { return }
         let source = ResponseSource(head: head, url: url)
