@@ -78,7 +78,7 @@ public final class LoopbackServer: Sendable {
         self.auth = auth
     }
 
-    /// Starts a server on 127.0.0.1 with an ephemeral port.
+    /// Starts a server on 127.0.0.1, on an ephemeral port unless `options.port` names one.
     public static func start(_ options: Options = Options()) async throws -> LoopbackServer {
         // The certificate is made before any thread is started, so a failure leaks nothing.
         let tls = try options.tls ? TLSSetup(options: options) : nil
@@ -96,7 +96,7 @@ public final class LoopbackServer: Sendable {
                 .childChannelInitializer { channel in
                     connectionSetup.configure(channel)
                 }
-                .bind(host: "127.0.0.1", port: 0)
+                .bind(host: "127.0.0.1", port: options.port)
                 .get()
             guard let port = channel.localAddress?.port,
                 let baseURL = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)")

@@ -11,14 +11,20 @@ extension LoopbackServer {
         /// With `tls`: speak TLS 1.2 at most (default: up to 1.3), for tests
         /// of a client's TLS version bounds.
         public var tls12Only: Bool
+        /// The port to listen on; 0 (the default) lets the kernel choose. A
+        /// fixed one is for servers that come up late (tests of waiting
+        /// for connectivity).
+        public var port: Int
 
         public init(
-            tls: Bool = false, http2: Bool = true, certificate: CertificateKind = .valid, tls12Only: Bool = false
+            tls: Bool = false, http2: Bool = true, certificate: CertificateKind = .valid, tls12Only: Bool = false,
+            port: Int = 0
         ) {
             self.tls = tls
             self.http2 = http2
             self.certificate = certificate
             self.tls12Only = tls12Only
+            self.port = port
         }
     }
 

@@ -33,6 +33,8 @@ struct EventPrinter {
             return "downloaded: \(url.path)"
         case .informationalResponse(let response):
             return "informational: \(response.statusCode)"
+        case .waitingForConnectivity:
+            return "waitingForConnectivity: retrying until the resource timeout"
         case .response(let response, _):
             let length = response.expectedContentLength >= 0 ? "\(response.expectedContentLength) bytes" : "length unknown"
             return "response: \(response.statusCode), \(length)"

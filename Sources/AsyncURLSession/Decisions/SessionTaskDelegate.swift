@@ -17,6 +17,9 @@ public protocol SessionTaskDelegate: AnyObject, Sendable {
     func task(_ task: SessionTask, didReceive response: HTTPURLResponse, decision: ResponseDecision) async
     func task(_ task: SessionTask, needsBodyStream decision: BodyStreamDecision) async
     func task(_ task: SessionTask, willCacheResponse decision: CacheDecision) async
+    /// The task cannot connect and waits for connectivity
+    /// (`waitsForConnectivity`): once per task, before its first retry.
+    func taskIsWaitingForConnectivity(_ task: SessionTask) async
 }
 
 extension SessionTaskDelegate {
@@ -25,4 +28,5 @@ extension SessionTaskDelegate {
     public func task(_ task: SessionTask, didReceive response: HTTPURLResponse, decision: ResponseDecision) async {}
     public func task(_ task: SessionTask, needsBodyStream decision: BodyStreamDecision) async {}
     public func task(_ task: SessionTask, willCacheResponse decision: CacheDecision) async {}
+    public func taskIsWaitingForConnectivity(_ task: SessionTask) async {}
 }

@@ -157,6 +157,13 @@ public struct SessionConfiguration: Sendable {
     /// `.useProtocolCachePolicy` (URLRequest's default).
     public var requestCachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy
 
+    /// Whether a task that cannot reach its server (no route, refused,
+    /// name not found) waits and retries, with growing pauses up to 5 s,
+    /// until `timeoutIntervalForResource` instead of failing at once. It
+    /// tells its consumer once (`.waitingForConnectivity`, a handler's
+    /// `taskIsWaitingForConnectivity`). Off by default, as on Apple.
+    public var waitsForConnectivity: Bool = false
+
     /// The hosts reached only over https (HSTS): learned from https
     /// responses, applied to every hop before it is sent. `.default`:
     /// `HSTSStore.shared` (on disk); `.ephemeral`: a store in memory of its

@@ -149,6 +149,7 @@ extension TaskCore {
 
     func finishHop(_ end: HopEnd, held: HopState.Held?) {
         if case .failure(let error) = end {
+            if context.configuration.waitsForConnectivity, waitForConnectivity(after: error) { return }
             completeWithTransactions(error: error)
             return
         }
@@ -321,6 +322,7 @@ extension TaskCore {
         case .needBodyStream: "body stream"
         case .response: "response"
         case .willCacheResponse: "cache"
+        case .waitingForConnectivity: "waiting for connectivity"
         default: "other"
         }
     }

@@ -63,6 +63,8 @@ final class TaskCore: Sendable {
         var responseHandlersRunning = false
         /// A hop that ended while response handlers were still deciding.
         var pendingHopEnd: HopEnd?
+        /// Retries made while waiting for connectivity (0: never waited).
+        var connectivityRetries = 0
         /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
         var usedRequestBodyStream = false
         /// Set for download tasks (from the start, or after `becomeDownload`).
@@ -535,7 +537,9 @@ extension TaskEvent {
         case .response(_, let decision): return .response(decision)
         case .needBodyStream(let decision): return .bodyStream(decision)
         case .willCacheResponse(let decision): return .cache(decision)
-        case .data, .metrics, .uploadProgress, .downloadProgress, .downloaded, .resumed, .informationalResponse: return nil
+        case .data, .metrics, .uploadProgress, .downloadProgress, .downloaded, .resumed, .informationalResponse,
+            .waitingForConnectivity:
+            return nil
         }
     }
 }

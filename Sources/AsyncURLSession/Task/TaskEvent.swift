@@ -50,6 +50,11 @@ public enum TaskEvent: Sendable {
     case willCacheResponse(CacheDecision)
     /// Timings and sizes of the task, just before the stream ends.
     case metrics(TaskMetrics)
+    /// The task could not connect and waits for connectivity, retrying
+    /// (`SessionConfiguration.waitsForConnectivity`): once per task. It
+    /// continues with the other events when a retry connects, or fails
+    /// with `.timedOut` once the resource timeout has passed.
+    case waitingForConnectivity
 }
 
 /// How far a body has moved: this step, the total so far, the total expected

@@ -43,6 +43,10 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
     /// Hints; the final response follows as usual.
     func urlSession(_ session: URLSession, task: URLSessionTask, didReceiveInformationalResponse response: HTTPURLResponse)
 
+    /// The task cannot connect and waits for connectivity
+    /// (`waitsForConnectivity`): once per task, before its first retry.
+    func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask)
+
     /// Once per task, after every other call for it.
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
 
@@ -89,6 +93,10 @@ extension URLSessionTaskDelegate {
     public func urlSession(
         _ session: URLSession, task: URLSessionTask, didReceiveInformationalResponse response: HTTPURLResponse
     ) {
+        DefaultImplementationMarker.raise()
+    }
+
+    public func urlSession(_ session: URLSession, taskIsWaitingForConnectivity task: URLSessionTask) {
         DefaultImplementationMarker.raise()
     }
 

@@ -27,7 +27,6 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         var allowsCellularAccess = true
         var allowsExpensiveNetworkAccess = true
         var allowsConstrainedNetworkAccess = true
-        var waitsForConnectivity = false
         var isDiscretionary = false
         var connectionProxyDictionary: [AnyHashable: Any]?
         var httpShouldUsePipelining = false
@@ -298,10 +297,13 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.allowsConstrainedNetworkAccess] = newValue }
     }
 
-    /// Tasks fail at once with `cannotConnectToHost` when there is no route.
+    /// Whether a task that cannot reach its server waits and retries
+    /// until `timeoutIntervalForResource` (telling the delegate's
+    /// `urlSession(_:taskIsWaitingForConnectivity:)` once) instead of
+    /// failing at once. Off by default, as on Apple.
     open var waitsForConnectivity: Bool {
-        get { self[\.waitsForConnectivity] }
-        set { self[\.waitsForConnectivity] = newValue }
+        get { self[\.core.waitsForConnectivity] }
+        set { self[\.core.waitsForConnectivity] = newValue }
     }
 
     open var isDiscretionary: Bool {

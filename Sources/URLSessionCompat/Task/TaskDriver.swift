@@ -103,6 +103,10 @@ struct TaskDriver: Sendable {
                 return .handedOver
             }
             if let next = await respond(response, decision, on: current) { progress.current = next }
+        case .waitingForConnectivity:
+            await notify(URLSessionTaskDelegate.self, on: current) { delegate in
+                delegate.urlSession(session, taskIsWaitingForConnectivity: current)
+            }
         case .informationalResponse(let response):
             await notify(URLSessionTaskDelegate.self, on: current) { delegate in
                 delegate.urlSession(session, task: current, didReceiveInformationalResponse: response)

@@ -67,6 +67,8 @@ func record(_ task: SessionTask) async -> RecordedEvents {
                 recorded.downloadedFileSize = fileSize(url)
             case .willCacheResponse:
                 recorded.kinds.append("willCacheResponse")
+            case .waitingForConnectivity:
+                recorded.kinds.append("waitingForConnectivity")
             case .metrics(let metrics):
                 recorded.kinds.append("metrics")
                 recorded.metrics = metrics

@@ -1,0 +1,93 @@
+import AsyncURLSession
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import LoopbackServer
+import Testing
+
+/// `waitsForConnectivity`: a task that cannot reach its server waits and
+/// retries until the resource timeout instead of failing at once.
+@Suite struct WaitsForConnectivityTests {
+    /// A port nothing listens on now: a server's, once it has stopped.
+    private func freePort() async throws -> Int {
+        let server = try await LoopbackServer.start()
+        let port = server.port
+        try await server.shutdown()
+        return port
+    }
+
+    private func configuration(resourceTimeout: Double = 60) -> SessionConfiguration {
+        var configuration = testConfiguration()
+        configuration.waitsForConnectivity = true
+        configuration.timeoutIntervalForResource = scaledTimeout(resourceTimeout)
+        return configuration
+    }
+
+    @Test func serverComingUpLater_isReached_afterOneWaitingEvent() async throws {
+        try await withTimeLimit {
+            let port = try await freePort()
+            let task = Session(configuration: configuration())
+                .dataTask(with: URL(string: "http://127.0.0.1:\(port)/bytes/5")!)
+            task.resume()
+            let late = Task {
+                try await Task.sleep(for: .milliseconds(600))
+                return try await LoopbackServer.start(LoopbackServer.Options(port: port))
+            }
+            let recorded = await record(task)
+            try await late.value.shutdown()
+            #expect(recorded.error == nil)
+            #expect(recorded.kinds.filter { $0 == "waitingForConnectivity" }.count == 1)
+            #expect(recorded.kinds.first == "waitingForConnectivity")
+            #expect(recorded.body.count == 5)
+        }
+    }
+
+    @Test func nobodyEverListening_failsAsTimedOut_atTheResourceTimeout() async throws {
+        try await withTimeLimit {
+            let port = try await freePort()
+            let started = ContinuousClock.now
+            let session = Session(configuration: configuration(resourceTimeout: 1.5))
+            let error = await #expect(throws: URLError.self) {
+                _ = try await session.data(from: URL(string: "http://127.0.0.1:\(port)/")!)
+            }
+            #expect(error?.code == .timedOut)
+            #expect(error?.localizedDescription.contains("Waited for connectivity") == true)
+            #expect(ContinuousClock.now - started >= .seconds(1))
+        }
+    }
+
+    @Test func offByDefault_failsAtOnce() async throws {
+        try await withTimeLimit {
+            let port = try await freePort()
+            let error = await #expect(throws: URLError.self) {
+                _ = try await Session(configuration: testConfiguration()).data(from: URL(string: "http://127.0.0.1:\(port)/")!)
+            }
+            #expect(error?.code == .cannotConnectToHost)
+        }
+    }
+
+    @Test func cancellingAWaitingTask_endsIt() async throws {
+        try await withTimeLimit {
+            let port = try await freePort()
+            let task = Session(configuration: configuration()).dataTask(with: URL(string: "http://127.0.0.1:\(port)/")!)
+            task.resume()
+            var error: URLError?
+            do {
+                for try await event in task.events {
+                    if case .waitingForConnectivity = event { task.cancel() }
+                }
+            } catch let failure as URLError {
+                error = failure
+            }
+            #expect(error?.code == .cancelled)
+        }
+    }
+
+    @Test func serverErrors_areNotRetried() async throws {
+        try await withServer { server in
+            let (_, response) = try await Session(configuration: configuration()).data(from: server.url("/status/503"))
+            #expect((response as? HTTPURLResponse)?.statusCode == 503)
+        }
+    }
+}
