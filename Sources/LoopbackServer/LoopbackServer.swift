@@ -50,6 +50,9 @@ public final class LoopbackServer: Sendable {
     /// With TLS: SHA-256 of the certificate's public key (SubjectPublicKeyInfo, DER), base64,
     /// as a client pins it.
     public let publicKeySHA256: String?
+    /// With `requireClientCertificate`: the client certificate and its
+    /// private key (PEM) the server accepts.
+    public let clientIdentityPEM: (certificate: Data, privateKey: Data)?
 
     private let group: MultiThreadedEventLoopGroup
     private let serverChannel: any Channel
@@ -63,6 +66,7 @@ public final class LoopbackServer: Sendable {
         baseURL: URL,
         certificatePEM: Data?,
         publicKeySHA256: String?,
+        clientIdentityPEM: (certificate: Data, privateKey: Data)?,
         group: MultiThreadedEventLoopGroup,
         serverChannel: any Channel,
         registry: ConnectionRegistry,
@@ -72,6 +76,7 @@ public final class LoopbackServer: Sendable {
         self.baseURL = baseURL
         self.certificatePEM = certificatePEM
         self.publicKeySHA256 = publicKeySHA256
+        self.clientIdentityPEM = clientIdentityPEM
         self.group = group
         self.serverChannel = serverChannel
         self.registry = registry
@@ -109,6 +114,9 @@ public final class LoopbackServer: Sendable {
                 baseURL: baseURL,
                 certificatePEM: tls.map { Data($0.certificatePEM.utf8) },
                 publicKeySHA256: tls?.publicKeySHA256,
+                clientIdentityPEM: tls?.clientIdentity.map {
+                    (certificate: Data($0.certificatePEM.utf8), privateKey: Data($0.privateKeyPEM.utf8))
+                },
                 group: group,
                 serverChannel: channel,
                 registry: registry,

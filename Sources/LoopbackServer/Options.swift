@@ -15,11 +15,15 @@ extension LoopbackServer {
         /// fixed one is for servers that come up late (tests of waiting
         /// for connectivity).
         public var port: Int
+        /// With `tls`: complete only handshakes in which the client presents
+        /// the identity the server generated (`clientIdentityPEM`).
+        public var requireClientCertificate: Bool
 
         public init(
             tls: Bool = false, http2: Bool = true, certificate: CertificateKind = .valid, tls12Only: Bool = false,
-            port: Int = 0
+            port: Int = 0, requireClientCertificate: Bool = false
         ) {
+            self.requireClientCertificate = requireClientCertificate
             self.tls = tls
             self.http2 = http2
             self.certificate = certificate

@@ -68,4 +68,19 @@ import Testing
         #expect(error.localizedDescription.contains("Failed to connect"))
         #expect(error.localizedDescription.contains("libcurl error 7"))
     }
+
+    @Test func serversAlertAboutTheClientCertificate_namesTheProblem() {
+        func error(_ code: CURLcode, _ message: String) -> URLError {
+            CurlFailure(code: code, osErrno: 0, verifyResult: 0, receivedResponse: false, message: message,
+                        url: "https://127.0.0.1:1/").urlError()
+        }
+        let required = error(
+            CURLE_RECV_ERROR, "OpenSSL SSL_read: error:0A00045C:SSL routines::tlsv13 alert certificate required")
+        #expect(required.code == .clientCertificateRequired)
+        #expect(required.localizedDescription.contains("clientIdentity"))
+        #expect(error(CURLE_SSL_CLIENTCERT, "client certificate required").code == .clientCertificateRequired)
+        #expect(error(CURLE_SSL_CONNECT_ERROR, "error:0A000418:SSL routines::tlsv1 alert unknown ca").code
+            == .clientCertificateRejected)
+        #expect(error(CURLE_RECV_ERROR, "Connection reset by peer").code == .networkConnectionLost)
+    }
 }

@@ -117,6 +117,8 @@ enum RequestPreparation {
 
         let pinnedPublicKey = configuration.pinnedPublicKeys.isEmpty
             ? nil : pinnedPublicKey(for: url, in: configuration.pinnedPublicKeys)
+        let clientCertificate = configuration.clientIdentity != nil && urlString.hasPrefixIgnoringASCIICase("https:")
+            ? configuration.clientIdentity?.certificate : nil
 
         let idle = idleTimeout(of: request, configuration: configuration)
         return .success(TransferRequest(
@@ -129,6 +131,7 @@ enum RequestPreparation {
             trustRootsPEM: configuration.tlsTrustRootsPEM,
             tlsVersions: tlsVersions,
             pinnedPublicKey: pinnedPublicKey,
+            clientCertificate: clientCertificate,
             decompressionLimit: configuration.maximumDecompressionRatio > 0
                 ? DecompressionLimit(
                     ratio: configuration.maximumDecompressionRatio,

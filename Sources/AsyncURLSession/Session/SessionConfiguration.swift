@@ -86,6 +86,15 @@ public struct SessionConfiguration: Sendable {
     /// next key too before rotating one. Hosts not listed are not pinned.
     public var pinnedPublicKeys: [String: [String]] = [:]
 
+    /// The client certificate sent to every https server that asks for one
+    /// (mutual TLS). Part of the connection's identity: connections made
+    /// with another identity, or none, are never reused for these
+    /// requests. Without it, a server that requires one ends the
+    /// connection; the task fails with `.clientCertificateRequired` when
+    /// the server's alert arrived (OpenSSL may see only the closed
+    /// connection: `.networkConnectionLost`).
+    public var clientIdentity: ClientIdentity?
+
     /// The lowest and highest TLS versions an https connection may use; nil
     /// leaves OpenSSL's bound (on Debian 12: TLS 1.2 to 1.3). A minimum above
     /// the maximum fails every https task with a clear error.

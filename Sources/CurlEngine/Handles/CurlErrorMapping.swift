@@ -22,10 +22,16 @@ struct CurlFailure {
     var url: String
 
     func urlError() -> URLError {
-        let code = Self.urlErrorCode(
+        var code = Self.urlErrorCode(
             for: code, osErrno: osErrno, verifyResult: verifyResult, receivedResponse: receivedResponse,
             connected: connected)
         var reason = "\(message) (libcurl error \(self.code.rawValue))"
+        // The server's TLS alert about our certificate: OpenSSL reports it
+        // as a read or handshake error (56, 35), named only in its text.
+        if let clientProblem = Self.clientCertificateProblem(code: self.code, message: message) {
+            code = clientProblem.code
+            reason = "\(clientProblem.reason) (\(reason))"
+        }
         if self.code == CURLE_PEER_FAILED_VERIFICATION {
             reason = "\(Self.certificateProblem(verifyResult: verifyResult)) (\(reason))"
         } else if self.code == CURLE_SSL_PINNEDPUBKEYNOTMATCH {
@@ -100,6 +106,24 @@ struct CurlFailure {
         default:
             return .unknown
         }
+    }
+
+    /// A TLS alert by which the server asked for a client certificate
+    /// (TLS 1.3 `certificate_required`, or libcurl's 98) or refused the
+    /// one it got (`bad_certificate`, `unknown_ca`, ...), with what to do.
+    static func clientCertificateProblem(code: CURLcode, message: String) -> (code: URLError.Code, reason: String)? {
+        let lowercased = message.lowercased()
+        if code == CURLE_SSL_CLIENTCERT || lowercased.contains("alert certificate required") {
+            return (.clientCertificateRequired,
+                "The server requires a client certificate: set the configuration's clientIdentity")
+        }
+        let refusals = ["alert bad certificate", "alert unknown ca", "alert certificate unknown",
+                        "alert unsupported certificate", "alert certificate revoked", "alert certificate expired"]
+        guard code == CURLE_RECV_ERROR || code == CURLE_SSL_CONNECT_ERROR || code == CURLE_SEND_ERROR,
+            refusals.contains(where: lowercased.contains)
+        else { return nil }
+        return (.clientCertificateRejected,
+            "The server refused the client certificate: send one it trusts (check the identity's issuer and dates)")
     }
 
     /// Apple's code for each certificate failure, from OpenSSL's

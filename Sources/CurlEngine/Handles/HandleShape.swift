@@ -2,7 +2,7 @@ import Foundation
 
 /// The options a transfer sets on its easy handle that are the same for every
 /// transfer of that kind: method, body or not, encodings, timeouts, trust,
-/// TLS versions, public-key pins.
+/// TLS versions, public-key pins, client certificates.
 ///
 /// Why: `curl_easy_reset` and a full set of options per request cost about a
 /// dozen allocations (libcurl copies every string option, frees its receive
@@ -29,6 +29,7 @@ final class HandleShape {
     let trustRootsPEM: Data?
     let tlsVersions: TLSVersionBounds
     let pinnedPublicKey: String?
+    let clientCertificate: ClientCertificate?
 
     /// Nil for a request whose handle must always start from a reset.
     init?(_ request: TransferRequest) {
@@ -43,6 +44,7 @@ final class HandleShape {
         trustRootsPEM = request.trustRootsPEM
         tlsVersions = request.tlsVersions
         pinnedPublicKey = request.pinnedPublicKey
+        clientCertificate = request.clientCertificate
     }
 
     /// Whether a handle of this shape holds every shape option `request` needs.
@@ -52,6 +54,7 @@ final class HandleShape {
             && userAgent == request.userAgent && idleTimeout == request.idleTimeout
             && resourceTimeout == request.resourceTimeout && trustRootsPEM == request.trustRootsPEM
             && tlsVersions == request.tlsVersions && pinnedPublicKey == request.pinnedPublicKey
+            && clientCertificate == request.clientCertificate
     }
 
     /// False for a request whose handle must always start from a reset.

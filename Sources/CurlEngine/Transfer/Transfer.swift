@@ -254,6 +254,17 @@ final class Transfer {
         if let pin = request.pinnedPublicKey {
             check(handle.set(CURLOPT_PINNEDPUBLICKEY, pin))
         }
+        if let identity = request.clientCertificate {
+            check(handle.set(CURLOPT_SSLCERT_BLOB, blob: identity.certificate))
+            check(handle.set(CURLOPT_SSLCERTTYPE, identity.format.rawValue))
+            if let key = identity.privateKey {
+                check(handle.set(CURLOPT_SSLKEY_BLOB, blob: key))
+                check(handle.set(CURLOPT_SSLKEYTYPE, "PEM"))
+            }
+            if let password = identity.password {
+                check(handle.set(CURLOPT_KEYPASSWD, password))
+            }
+        }
 
         configureMethodAndBody(check)
         if let authentication = request.authentication {

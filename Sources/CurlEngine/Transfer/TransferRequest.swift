@@ -51,6 +51,8 @@ package final class TransferRequest: Sendable {
     package let tlsVersions: TLSVersionBounds
     /// CURLOPT_PINNEDPUBLICKEY ("sha256//…;…"), or nil for no pin.
     package let pinnedPublicKey: String?
+    /// Sent to an https server that asks for a client certificate.
+    package let clientCertificate: ClientCertificate?
     /// How far a compressed body may grow when decoded; nil: no limit.
     package let decompressionLimit: DecompressionLimit?
     /// The value for Accept-Encoding that libcurl both sends and decodes;
@@ -73,6 +75,7 @@ package final class TransferRequest: Sendable {
         trustRootsPEM: Data?,
         tlsVersions: TLSVersionBounds = TLSVersionBounds(),
         pinnedPublicKey: String? = nil,
+        clientCertificate: ClientCertificate? = nil,
         decompressionLimit: DecompressionLimit? = nil,
         acceptEncoding: String?,
         userAgent: String? = nil,
@@ -87,6 +90,7 @@ package final class TransferRequest: Sendable {
         self.trustRootsPEM = trustRootsPEM
         self.tlsVersions = tlsVersions
         self.pinnedPublicKey = pinnedPublicKey
+        self.clientCertificate = clientCertificate
         self.decompressionLimit = decompressionLimit
         self.acceptEncoding = acceptEncoding
         self.userAgent = userAgent

@@ -13,6 +13,29 @@ struct SelfSignedCertificate {
     /// a client pins (libcurl's "sha256//" form without the prefix).
     let publicKeySHA256: String
 
+    /// A client identity instead of a server certificate: clientAuth, no
+    /// names beyond its subject.
+    init(clientNamed commonName: String, now: Date = Date()) throws {
+        let key = P256.Signing.PrivateKey()
+        let certificateKey = Certificate.PrivateKey(key)
+        let name = try DistinguishedName {
+            CommonName(commonName)
+            OrganizationName("AsyncURLSession tests")
+        }
+        let extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+            Critical(KeyUsage(digitalSignature: true, keyCertSign: true))
+            try ExtendedKeyUsage([.clientAuth])
+        }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: certificateKey.publicKey,
+            notValidBefore: now - 3600, notValidAfter: now + 30 * 24 * 3600, issuer: name, subject: name,
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: certificateKey)
+        certificatePEM = try certificate.serializeAsPEM().pemString
+        privateKeyPEM = key.pemRepresentation
+        publicKeySHA256 = Data(SHA256.hash(data: key.publicKey.derRepresentation)).base64EncodedString()
+    }
+
     init(kind: LoopbackServer.CertificateKind, now: Date = Date()) throws {
         let key = P256.Signing.PrivateKey()
         let certificateKey = Certificate.PrivateKey(key)

@@ -6,6 +6,8 @@ struct TLSSetup: Sendable {
     let certificatePEM: String
     /// The key's pin (SHA-256 of its SubjectPublicKeyInfo, base64).
     let publicKeySHA256: String
+    /// With `requireClientCertificate`: the one identity the server accepts.
+    let clientIdentity: SelfSignedCertificate?
     let context: NIOSSLContext
     /// Whether ALPN offers "h2" (then HTTP2Setup decides per connection).
     let offersHTTP2: Bool
@@ -21,6 +23,18 @@ struct TLSSetup: Sendable {
         )
         configuration.applicationProtocols = options.http2 ? ["h2", "http/1.1"] : ["http/1.1"]
         if options.tls12Only { configuration.maximumTLSVersion = .tlsv12 }
+        var clientIdentity: SelfSignedCertificate?
+        if options.requireClientCertificate {
+            // Only connections presenting this (self-signed) client
+            // certificate complete the handshake.
+            let identity = try SelfSignedCertificate(clientNamed: "AsyncURLSession test client")
+            configuration.certificateVerification = .noHostnameVerification
+            configuration.trustRoots = .certificates([
+                try NIOSSLCertificate(bytes: Array(identity.certificatePEM.utf8), format: .pem)
+            ])
+            clientIdentity = identity
+        }
+        self.clientIdentity = clientIdentity
         // NIOSSL waits this long for the client's close_notify when the server closes. Clients
         // that just drop idle connections would otherwise hold shutdown() for the default 5 s.
         configuration.shutdownTimeout = .milliseconds(200)
