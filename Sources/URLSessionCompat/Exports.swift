@@ -21,7 +21,12 @@
 //
 // Errors: tasks complete with `URLError`, as URLSession's do. Sessions that
 // were invalidated hand out tasks that fail at once with a clear message.
+import AsyncURLSession
 @_exported import Foundation
 #if canImport(FoundationNetworking)
 @_exported import FoundationNetworking
 #endif
+
+/// The client identity `URLSessionConfiguration.clientIdentity` takes, so
+/// legacy code sets it without importing the async core.
+public typealias ClientIdentity = AsyncURLSession.ClientIdentity

@@ -311,3 +311,32 @@ import URLSessionCompat
         }
     }
 }
+
+/// The classic configuration's additions for TLS reach the wire.
+@Suite struct ClassicTLSAdditionsTests {
+    @Test func clientIdentity_isPresented_toAServerThatRequiresOne() async throws {
+        try await withServer(LoopbackServer.Options(tls: true, requireClientCertificate: true)) { server in
+            let pem = try #require(server.clientIdentityPEM)
+            let configuration = legacyConfiguration()
+            configuration.tlsTrustRootsPEM = server.certificatePEM
+            configuration.clientIdentity = .pem(certificate: pem.certificate, privateKey: pem.privateKey)
+            let result = HandlerResult<Data>()
+            URLSession(configuration: configuration).dataTask(with: server.url("/bytes/3")) { result.set($0, $1, $2) }.resume()
+            let (data, _, error) = try await withTimeLimit { await result.value() }
+            #expect(error == nil)
+            #expect(data?.count == 3)
+        }
+    }
+
+    @Test func pinnedPublicKeys_refuseAnotherKey() async throws {
+        try await withServer(LoopbackServer.Options(tls: true)) { server in
+            let configuration = legacyConfiguration()
+            configuration.tlsTrustRootsPEM = server.certificatePEM
+            configuration.pinnedPublicKeys = ["127.0.0.1": [Data(repeating: 1, count: 32).base64EncodedString()]]
+            let result = HandlerResult<Data>()
+            URLSession(configuration: configuration).dataTask(with: server.url("/bytes/3")) { result.set($0, $1, $2) }.resume()
+            let (_, _, error) = try await withTimeLimit { await result.value() }
+            #expect((error as? URLError)?.code == .serverCertificateUntrusted)
+        }
+    }
+}

@@ -198,6 +198,15 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.pinnedPublicKeys] = newValue }
     }
 
+    /// The client certificate presented to https servers that ask for one;
+    /// see `SessionConfiguration.clientIdentity`. An addition of this
+    /// adapter: Apple answers a client-certificate challenge with a
+    /// keychain identity, which Linux does not have.
+    public var clientIdentity: ClientIdentity? {
+        get { self[\.core.clientIdentity] }
+        set { self[\.core.clientIdentity] = newValue }
+    }
+
     /// Header names that never follow a redirect to another origin, from
     /// the request or from `httpAdditionalHeaders`. Authorization,
     /// Proxy-Authorization and Cookie are always among them.
