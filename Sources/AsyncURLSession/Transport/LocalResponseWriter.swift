@@ -91,6 +91,9 @@ public final class LocalResponseWriter: Sendable {
     /// answers, the answer is `.performDefaultHandling`. Throws once the
     /// task no longer wants the answer.
     /// - Parameters:
+    ///   - protectionSpace: what the credentials are for (host, realm, method).
+    ///   - proposedCredential: a credential to offer the handler, if any.
+    ///   - previousFailureCount: failed attempts so far in this space.
     ///   - failureResponse: the response that asked, if any; a bare 401 for
     ///     the hop's URL otherwise.
     public func challenge(

@@ -29,4 +29,17 @@ extension ClientArguments {
         }
         return template
     }
+
+    /// FoundationNetworking's session settings for this run (bench-foundation
+    /// and the OpenAPI client on URLSessionTransport): ephemeral, no cache,
+    /// C connections per host.
+    public func foundationConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = concurrency
+        configuration.timeoutIntervalForRequest = 120
+        configuration.timeoutIntervalForResource = timeoutSeconds
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        return configuration
+    }
 }

@@ -22,12 +22,7 @@ let streaming = arguments.stream || arguments.consumeBytesPerSecond > 0
 let api = streaming ? "URLSessionDataDelegate.didReceive(data:)" : "URLSession.data(for:)"
 ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
 
-let configuration = URLSessionConfiguration.ephemeral
-configuration.httpMaximumConnectionsPerHost = arguments.concurrency
-configuration.timeoutIntervalForRequest = 120
-configuration.timeoutIntervalForResource = arguments.timeoutSeconds
-configuration.urlCache = nil
-configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+let configuration = arguments.foundationConfiguration()
 
 var template = URLRequest(url: arguments.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 120)
 if arguments.isPost {

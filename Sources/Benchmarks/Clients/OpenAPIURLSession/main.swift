@@ -12,13 +12,7 @@ import OpenAPIURLSession
 
 let arguments = ClientArguments.parseOrExit()
 ProcessLimits.raiseFileDescriptorLimit()
-// As bench-foundation sets its session up.
-let configuration = URLSessionConfiguration.ephemeral
-configuration.httpMaximumConnectionsPerHost = arguments.concurrency
-configuration.timeoutIntervalForRequest = 120
-configuration.timeoutIntervalForResource = arguments.timeoutSeconds
-configuration.urlCache = nil
-configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+let configuration = arguments.foundationConfiguration()
 let transport = URLSessionTransport(configuration: .init(session: URLSession(configuration: configuration)))
 await OpenAPIWorkload.run(
     client: "openapi-urlsession", api: "generated client on URLSessionTransport (buffered on Linux)",
