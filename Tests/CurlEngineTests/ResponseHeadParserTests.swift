@@ -26,6 +26,14 @@ import Testing
         #expect(chunked.first?.hasUntrustworthyLength == false)
     }
 
+    @Test func strictTransportSecurity_isFlagged_andTheFlagResetsForTheNextHead() {
+        var parser = ResponseHeadParser()
+        let first = feed(&parser, ["HTTP/1.1 200 OK\r\n", "strict-TRANSPORT-security: max-age=60\r\n", "\r\n"])
+        #expect(first.first?.hasStrictTransportSecurity == true)
+        let second = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 0\r\n", "\r\n"])
+        #expect(second.first?.hasStrictTransportSecurity == false)
+    }
+
     @Test func finalHead_isReturnedAtTheBlankLine() {
         var parser = ResponseHeadParser()
         let heads = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 5\r\n", "X-A:  spaced \r\n", "\r\n"])

@@ -28,9 +28,10 @@ extension TaskCore {
         // A stored response's cookies were stored when it first came; a
         // local transport's (a stub's) are new, as a server's.
         if head.hasSetCookie, !fromCache { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
-        // HSTS is learned from https responses only (the store checks), the
-        // first field only (RFC 6797 §8.1).
-        if !fromCache, let store = context.configuration.hstsStore, url.scheme?.equalsIgnoringASCIICase("https") == true,
+        // HSTS is learned from https responses only (the store checks the
+        // scheme), from the first field only (RFC 6797 §8.1). The parser's
+        // flag keeps the fields unread for every other response.
+        if head.hasStrictTransportSecurity, !fromCache, let store = context.configuration.hstsStore,
             let policy = head.fields.values(named: "Strict-Transport-Security").first
         {
             store.note(policy, from: url)

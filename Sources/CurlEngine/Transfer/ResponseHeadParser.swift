@@ -21,6 +21,7 @@ struct ResponseHeadParser {
     private var contentTypeSeen = false
     private var contentTypeIsMultipart = false
     private var hasSetCookie = false
+    private var hasStrictTransportSecurity = false
     /// Content-Length fields with different values, and Transfer-Encoding
     /// seen (which overrides Content-Length, RFC 9112 §6.3).
     private var conflictingContentLength = false
@@ -102,6 +103,8 @@ struct ResponseHeadParser {
             hasContentEncoding = true
         } else if !hasSetCookie, Self.equalsIgnoringASCIICase(nameBytes, "set-cookie") {
             hasSetCookie = true
+        } else if !hasStrictTransportSecurity, Self.equalsIgnoringASCIICase(nameBytes, "strict-transport-security") {
+            hasStrictTransportSecurity = true
         } else if !contentTypeSeen, Self.equalsIgnoringASCIICase(nameBytes, "content-type") {
             // The first one: repeated fields are joined behind it.
             contentTypeSeen = true
@@ -136,6 +139,7 @@ struct ResponseHeadParser {
         contentTypeSeen = false
         contentTypeIsMultipart = false
         hasSetCookie = false
+        hasStrictTransportSecurity = false
         conflictingContentLength = false
         hasTransferEncoding = false
     }
@@ -156,7 +160,8 @@ struct ResponseHeadParser {
         completed = ResponseHead(
             statusCode: code, httpVersion: httpVersion, fields: buffers.fieldsToHandOut(), contentLength: contentLength,
             hasContentEncoding: hasContentEncoding, contentTypeIsMultipart: contentTypeIsMultipart,
-            hasSetCookie: hasSetCookie, hasUntrustworthyLength: conflictingContentLength && !hasTransferEncoding)
+            hasSetCookie: hasSetCookie, hasStrictTransportSecurity: hasStrictTransportSecurity,
+            hasUntrustworthyLength: conflictingContentLength && !hasTransferEncoding)
     }
 
     /// Header bytes are usually ASCII: those are copied straight into a

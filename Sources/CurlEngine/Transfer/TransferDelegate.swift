@@ -30,6 +30,9 @@ package struct ResponseHead: Sendable {
     /// Whether any field is Set-Cookie (found while parsing, so a cookie jar
     /// looks at the fields only of responses that set cookies).
     package var hasSetCookie = false
+    /// Whether any field is Strict-Transport-Security (found while parsing,
+    /// so the HSTS store looks at the fields only of responses that set it).
+    package var hasStrictTransportSecurity = false
     /// Content-Length fields with different values and no Transfer-Encoding:
     /// the body's end cannot be known, and a response smuggled behind it
     /// could answer the next request (RFC 9112 §6.3 makes it an error).
@@ -41,8 +44,9 @@ package struct ResponseHead: Sendable {
     init(
         statusCode: Int, httpVersion: String, fields: ResponseHeaderFields, contentLength: Int64?,
         hasContentEncoding: Bool, contentTypeIsMultipart: Bool, hasSetCookie: Bool = false,
-        hasUntrustworthyLength: Bool = false
+        hasStrictTransportSecurity: Bool = false, hasUntrustworthyLength: Bool = false
     ) {
+        self.hasStrictTransportSecurity = hasStrictTransportSecurity
         self.hasUntrustworthyLength = hasUntrustworthyLength
         self.statusCode = statusCode
         self.httpVersion = httpVersion
@@ -65,6 +69,7 @@ package struct ResponseHead: Sendable {
         hasContentEncoding = fields.value(named: "Content-Encoding").map { !$0.isEmpty && $0.lowercased() != "identity" } ?? false
         contentTypeIsMultipart = fields.value(named: "Content-Type")?.lowercased().hasPrefix("multipart/") ?? false
         hasSetCookie = fields.count(named: "Set-Cookie") > 0
+        hasStrictTransportSecurity = fields.count(named: "Strict-Transport-Security") > 0
     }
 }
 
