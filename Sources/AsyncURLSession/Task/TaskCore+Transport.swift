@@ -50,14 +50,7 @@ extension TaskCore {
         local: LocalRequest? = nil, credential: HopCredential? = nil, expectedToSend: Int64 = 0
     ) {
         let id = TransferID.local()
-        let transfer = LocalTransfer(
-            id: id, delegate: self, fetchType: responder.fetchType,
-            offerChallenge: { [weak self] decision in
-                guard let self else { return decision.core.settleWithDefault() }
-                offerDecision(.challenge(decision), decision.core) { handler, task in
-                    await handler.task(task, didReceive: decision)
-                }
-            })
+        let transfer = LocalTransfer(id: id, delegate: self, fetchType: responder.fetchType)
         let started = guarded.withLock { guarded -> Bool? in
             guard guarded.pipeline.hopStarting() else { return nil }
             guarded.hop = HopState(request: request, credential: credential)
@@ -80,6 +73,14 @@ extension TaskCore {
             responder, request: local,
             idleTimeout: RequestPreparation.idleTimeout(of: request, configuration: configuration),
             resourceTimeout: configuration.timeoutIntervalForResource)
+    }
+
+    /// A local responder's own challenge (`LocalResponseWriter.challenge`),
+    /// offered as a network 401's is; its answer goes back to the responder.
+    func offerLocalChallenge(_ decision: ChallengeDecision) {
+        offerDecision(.challenge(decision), decision.core) { handler, task in
+            await handler.task(task, didReceive: decision)
+        }
     }
 
     /// The request a `LocalTransport` sees for a hop: what `prepared` would

@@ -39,18 +39,10 @@ final class LocalTransfer: Sendable {
         }
     }
 
-    /// Offers a responder's challenge to the task's challenge handling
-    /// (events consumer, delegates), as a 401 from the network is offered.
-    private let offerChallenge: (@Sendable (ChallengeDecision) -> Void)?
-
-    init(
-        id: TransferID, delegate: any TransferDelegate, fetchType: TransactionMetrics.FetchType,
-        offerChallenge: (@Sendable (ChallengeDecision) -> Void)? = nil
-    ) {
+    init(id: TransferID, delegate: any TransferDelegate, fetchType: TransactionMetrics.FetchType) {
         self.id = id
         self.fetchType = fetchType
         self.delegate = delegate
-        self.offerChallenge = offerChallenge
     }
 
     /// Runs `responder` for `request`. `idleTimeout` bounds the time
@@ -182,12 +174,13 @@ final class LocalTransfer: Sendable {
     /// does not run meanwhile; a stop (cancel, resource timeout) ends it,
     /// since stopping the task settles its pending decisions.
     func challenge(_ decision: ChallengeDecision) async throws(URLError) -> ChallengeDecision.Answer {
-        guard let offerChallenge else { return .performDefaultHandling }
+        // The delegate is the task (see `TaskCore.launchLocalHop`).
+        guard let task = delegate as? TaskCore else { return .performDefaultHandling }
         if let stopped = state.withLock({ $0.stopped }) { throw stopped }
         state.withLock { $0.lastActivity = nil }
         let answer = await withCheckedContinuation { (continuation: CheckedContinuation<ChallengeDecision.Answer, Never>) in
             decision.core.onSettle { continuation.resume(returning: $0) }
-            offerChallenge(decision)
+            task.offerLocalChallenge(decision)
         }
         let stopped = state.withLock { state -> URLError? in
             state.lastActivity = Self.now()
