@@ -56,7 +56,10 @@ let package = Package(
         // only in sanitizer builds (-DASYNCURLSESSION_SANITIZER_LOCKS).
         .target(name: "SanitizerVisibleLock"),
         // The only module that imports CCurl: engine thread, handles, transfers.
-        .target(name: "CurlEngine", dependencies: ["CCurl", "SanitizerVisibleLock"]),
+        .target(name: "CurlEngine", dependencies: ["CCurl", "CTLSTrust", "SanitizerVisibleLock"]),
+        // Server-trust hooks on the OpenSSL libcurl loaded (found at run time,
+        // so no OpenSSL headers or link: see CTLSTrust.h).
+        .target(name: "CTLSTrust", linkerSettings: [.linkedLibrary("dl")]),
         // A copy with cache-bypassing stores, for large collected bodies.
         .target(name: "CStreamingCopy"),
         // The public async core.

@@ -70,6 +70,10 @@ static inline CURLcode ccurl_easy_setopt_write_function(CURL *easy, ccurl_data_c
 static inline CURLcode ccurl_easy_setopt_header_function(CURL *easy, ccurl_data_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, callback);
 }
+/// Runs for each new TLS connection with its SSL_CTX (server-trust hooks).
+static inline CURLcode ccurl_easy_setopt_ssl_ctx_function(CURL *easy, curl_ssl_ctx_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_SSL_CTX_FUNCTION, callback);
+}
 static inline CURLcode ccurl_easy_setopt_read_function(CURL *easy, ccurl_data_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_READFUNCTION, callback);
 }

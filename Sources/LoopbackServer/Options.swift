@@ -40,5 +40,9 @@ extension LoopbackServer {
         case expired
         /// Currently valid, but its only SAN is DNS example.invalid, so verifying the host fails.
         case wrongHost
+        /// A leaf (not a CA; same names and dates as `.valid`) issued by a
+        /// test CA generated with it ("AsyncURLSession Test CA"). The server
+        /// presents leaf and CA; `certificatePEM` is the CA, the root to trust.
+        case issuedByTestCA
     }
 }

@@ -30,3 +30,14 @@ import AsyncURLSession
 /// The client identity `URLSessionConfiguration.clientIdentity` takes, so
 /// legacy code sets it without importing the async core.
 public typealias ClientIdentity = AsyncURLSession.ClientIdentity
+
+/// A server-trust challenge's chain and default verdict
+/// (`URLProtectionSpace.serverTrust`), Linux's stand-in for `SecTrust`.
+public typealias ServerTrust = AsyncURLSession.ServerTrust
+/// One certificate of a `ServerTrust`'s chain.
+public typealias TLSCertificate = AsyncURLSession.TLSCertificate
+/// Apple's name for a server-trust challenge (unavailable in
+/// swift-corelibs-foundation, whose declaration this one shadows).
+public let NSURLAuthenticationMethodServerTrust = AsyncURLSession.NSURLAuthenticationMethodServerTrust
+/// Apple's name for a client-certificate challenge.
+public let NSURLAuthenticationMethodClientCertificate = AsyncURLSession.NSURLAuthenticationMethodClientCertificate

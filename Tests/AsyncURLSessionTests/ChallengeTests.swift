@@ -18,7 +18,7 @@ import Testing
                     #expect(decision.protectionSpace.authenticationMethod == NSURLAuthenticationMethodHTTPBasic)
                     #expect(decision.protectionSpace.realm == "loopback")
                     #expect(decision.previousFailureCount == 0)
-                    #expect(decision.failureResponse.statusCode == 401)
+                    #expect(decision.failureResponse?.statusCode == 401)
                     #expect(!decision.isConnectionLevel)
                     decision.useCredential(URLCredential(user: "ann", password: "pw", persistence: .none))
                 case .response(let response, _):

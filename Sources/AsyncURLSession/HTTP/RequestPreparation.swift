@@ -25,7 +25,7 @@ enum RequestPreparation {
     ///   sensitive headers (`sensitiveHeaderNames`) are not added to it.
     static func transferRequest(
         for request: URLRequest, configuration: SessionConfiguration, credential: HopCredential? = nil,
-        body: TransferRequest.Body, crossOrigin: Bool = false
+        body: TransferRequest.Body, crossOrigin: Bool = false, serverTrust: ServerTrustHop? = nil
     ) -> Result<TransferRequest, URLError> {
         guard let url = request.url else {
             return .failure(URLError.make(.badURL, url: nil, reason: "The request has no URL."))
@@ -115,8 +115,10 @@ enum RequestPreparation {
                     + "set tlsMinimumSupportedVersion at or below tlsMaximumSupportedVersion."))
         }
 
-        let pinnedPublicKey = configuration.pinnedPublicKeys.isEmpty
-            ? nil : pinnedPublicKey(for: url, in: configuration.pinnedPublicKeys)
+        // The configuration's pins stand whatever a trust answer said; an
+        // answer's own pin keeps its connections apart from verified ones.
+        let pinnedPublicKey = (configuration.pinnedPublicKeys.isEmpty
+            ? nil : pinnedPublicKey(for: url, in: configuration.pinnedPublicKeys)) ?? serverTrust?.pin
         let clientCertificate = configuration.clientIdentity != nil && urlString.hasPrefixIgnoringASCIICase("https:")
             ? configuration.clientIdentity?.certificate : nil
 
@@ -132,6 +134,7 @@ enum RequestPreparation {
             tlsVersions: tlsVersions,
             pinnedPublicKey: pinnedPublicKey,
             clientCertificate: clientCertificate,
+            serverTrust: serverTrust?.check,
             decompressionLimit: configuration.maximumDecompressionRatio > 0
                 ? DecompressionLimit(
                     ratio: configuration.maximumDecompressionRatio,

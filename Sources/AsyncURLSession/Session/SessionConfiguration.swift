@@ -179,6 +179,18 @@ public struct SessionConfiguration: Sendable {
     /// own; nil: no HSTS.
     public var hstsStore: HSTSStore?
 
+    /// Whether each new TLS connection offers a server-trust challenge (a
+    /// `ChallengeDecision` whose `serverTrust` holds the chain and the
+    /// verdict of default verification) before a byte of the request is
+    /// sent: to the task's handler, the session's, then `task.events`. A
+    /// task can set its own (`SessionTask.offersServerTrustChallenges`).
+    ///
+    /// Off by default: each new connection then costs a second TLS
+    /// handshake (the first one records the chain and stops, the answer
+    /// goes into the second; see the README). Reused connections are not
+    /// asked again, as on Apple's platforms.
+    public var offersServerTrustChallenges: Bool = false
+
     public init(kind: Kind = .default) {
         self.kind = kind
         cookieJar = kind == .default ? CookieJar.shared : CookieJar()

@@ -73,6 +73,14 @@ public final class SessionTask: Sendable {
         set { core.priority = newValue }
     }
 
+    /// Whether this task's new TLS connections offer server-trust
+    /// challenges; starts as the configuration's
+    /// `offersServerTrustChallenges`. Set it before `resume()`.
+    public var offersServerTrustChallenges: Bool {
+        get { core.offersServerTrustChallenges }
+        set { core.offersServerTrustChallenges = newValue }
+    }
+
     public var taskDescription: String? {
         get { core.taskDescription }
         set { core.taskDescription = newValue }

@@ -8,6 +8,8 @@ import FoundationNetworking
 enum HopEnd: Sendable {
     case success
     case failure(URLError)
+    /// The handshake stopped for a server-trust decision (nothing was sent).
+    case serverTrust(ServerTrustReport)
 }
 
 /// The engine side of a task's hops: response heads, body bytes, and what
@@ -128,15 +130,18 @@ extension TaskCore {
             guarded.transferID = nil
             guarded.pipeline.hopEnded()
             // Turned into TransactionMetrics only if someone can read them
-            // (building them needs Foundation's response).
-            if metricsReadable(guarded) {
+            // (building them needs Foundation's response). A handshake
+            // stopped for a trust decision is not a transaction: the hop
+            // starts again.
+            if outcome.serverTrust == nil, metricsReadable(guarded) {
                 guarded.transactions.append(PendingTransaction(
                     metrics: outcome.metrics, request: guarded.hop.request,
                     response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource,
                     fetchType: guarded.localTransfer?.fetchType ?? .networkLoad))
             }
             guarded.localTransfer = nil
-            let end: HopEnd = outcome.error.map { .failure($0) } ?? .success
+            let end: HopEnd = outcome.serverTrust.map { .serverTrust($0) } ?? outcome.error.map { .failure($0) }
+                ?? .success
             if guarded.responseHandlersRunning {
                 // The response is not published yet: end after it.
                 guarded.pendingHopEnd = end
@@ -149,6 +154,10 @@ extension TaskCore {
     }
 
     func finishHop(_ end: HopEnd, held: HopState.Held?) {
+        if case .serverTrust(let report) = end {
+            offerServerTrust(report)
+            return
+        }
         if case .failure(let error) = end {
             if context.configuration.waitsForConnectivity, waitForConnectivity(after: error) { return }
             completeWithTransactions(error: error)

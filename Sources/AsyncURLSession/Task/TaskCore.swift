@@ -57,6 +57,12 @@ final class TaskCore: Sendable {
         var progress: Progress?
         var taskDescription: String?
         var priority: Float = 0.5
+        /// See `SessionTask.offersServerTrustChallenges`.
+        var offersServerTrust = false
+        /// What this task's handlers answered to server trust, per "host:port".
+        var trustAnswers: [String: TaskTrustAnswer] = [:]
+        /// Server-trust challenges offered during this task.
+        var trustChallenges = 0
         /// The public task, for handler calls. Weak: the task owns this core.
         weak var owner: SessionTask?
         /// Response handlers are deciding: the response is not published yet.
@@ -103,6 +109,9 @@ final class TaskCore: Sendable {
                 highWatermark: configuration.streamBufferHighWatermark,
                 lowWatermark: configuration.streamBufferLowWatermark),
             hop: HopState(request: request, credential: nil), kind: kind))
+        if configuration.offersServerTrustChallenges {
+            guarded.withLock { $0.offersServerTrust = true }
+        }
     }
 
     /// The task's last reference went away: nobody can pull or answer any
@@ -153,6 +162,11 @@ final class TaskCore: Sendable {
     var taskDescription: String? {
         get { guarded.withLock { $0.taskDescription } }
         set { guarded.withLock { $0.taskDescription = newValue } }
+    }
+
+    var offersServerTrustChallenges: Bool {
+        get { guarded.withLock { $0.offersServerTrust } }
+        set { guarded.withLock { $0.offersServerTrust = newValue } }
     }
 
     var priority: Float {

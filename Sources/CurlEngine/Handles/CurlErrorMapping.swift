@@ -7,7 +7,7 @@ import Foundation
 /// certificate problem) and finer (5/6/7 for what URLSession calls one thing) than
 /// URLError's. The extra facts (OS errno, TLS verify result, whether a response
 /// had started) refine the code the way the notes in LIBCURL-NOTES.md §15 describe.
-struct CurlFailure {
+package struct CurlFailure {
     var code: CURLcode
     /// CURLINFO_OS_ERRNO.
     var osErrno: Int
@@ -132,7 +132,7 @@ struct CurlFailure {
     /// Apple reports a self-signed server), 2, 19, 20 and 21 a chain whose
     /// root is not trusted (unknown root, -1203); the rest (a host that does
     /// not match, a bad signature, ...) untrusted.
-    static func certificateErrorCode(verifyResult: Int) -> URLError.Code {
+    package static func certificateErrorCode(verifyResult: Int) -> URLError.Code {
         switch verifyResult {
         case 9: return .serverCertificateNotYetValid
         case 10: return .serverCertificateHasBadDate
@@ -144,7 +144,7 @@ struct CurlFailure {
 
     /// What went wrong with the server's certificate, and what to do, in
     /// words (libcurl's message follows it in the error).
-    static func certificateProblem(verifyResult: Int) -> String {
+    package static func certificateProblem(verifyResult: Int) -> String {
         let trustHint = "trust its root with the configuration's tlsTrustRootsPEM, or fix the server's certificate"
         switch verifyResult {
         case 9: return "The server's certificate is not yet valid: check the server's and this machine's clocks"

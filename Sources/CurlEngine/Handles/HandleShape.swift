@@ -13,6 +13,8 @@ import Foundation
 /// of an earlier transfer can leak into a different kind of request (sticky
 /// methods: CVE-2022-32221). Transfers with credentials are never reused this
 /// way: libcurl keeps per-handle authentication state between transfers.
+/// Nor are transfers with a server-trust check (rare, and their callback
+/// must not outlive them).
 ///
 /// A class made once per reset handle, and compared with each new request
 /// directly: a struct made per request and compared with the shapes of the
@@ -59,7 +61,9 @@ final class HandleShape {
 
     /// False for a request whose handle must always start from a reset.
     static func isReusable(_ request: TransferRequest) -> Bool {
-        request.authentication == nil
+        // A server-trust check installs a TLS callback that must not stay on
+        // the handle for a later transfer.
+        request.authentication == nil && request.serverTrust == nil
     }
 
     private static func hasBody(_ request: TransferRequest) -> Bool {

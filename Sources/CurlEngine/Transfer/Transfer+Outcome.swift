@@ -10,6 +10,15 @@ extension Transfer {
         if code == CURLE_OK {
             return TransferOutcome(error: truncationError(), metrics: metrics)
         }
+        if let report = serverTrustReport {
+            var outcome = TransferOutcome(
+                error: URLError.make(
+                    .serverCertificateUntrusted, url: request.url,
+                    reason: "The server's certificate awaits the task's server-trust decision."),
+                metrics: metrics)
+            outcome.serverTrust = report
+            return outcome
+        }
         if let abortError {
             return TransferOutcome(error: abortError, metrics: metrics)
         }

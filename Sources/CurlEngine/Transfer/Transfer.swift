@@ -48,6 +48,8 @@ final class Transfer {
     @exclusivity(unchecked) var discarding = false
     /// An error we caused from inside a callback (it surfaces as 23 or 42).
     @exclusivity(unchecked) var abortError: URLError?
+    /// A handshake refused so that the task can decide server trust.
+    @exclusivity(unchecked) var serverTrustReport: ServerTrustReport?
     /// Monotonic nanoseconds of the last byte moved, for the idle timeout.
     @exclusivity(unchecked) var lastActivity: UInt64
 
@@ -113,6 +115,13 @@ final class Transfer {
     /// refuses an option or cannot allocate.
     func configure(share: UnsafeMutableRawPointer?) -> URLError? {
         if let error = prepareBody() { return error }
+        if request.serverTrust != nil, !Self.serverTrustHooksAvailable {
+            return URLError.make(
+                .secureConnectionFailed, url: request.url,
+                reason: "Server-trust challenges need libcurl built with OpenSSL (libcurl4-openssl-dev); "
+                    + "this libcurl's TLS library offers no verification callback. "
+                    + "Turn off offersServerTrustChallenges or install libcurl's OpenSSL flavour.")
+        }
         var failures: [CURLcode] = []
         func check(_ code: CURLcode) { if code != CURLE_OK { failures.append(code) } }
         if easy.holdsAShape {
@@ -264,6 +273,10 @@ final class Transfer {
             if let password = identity.password {
                 check(handle.set(CURLOPT_KEYPASSWD, password))
             }
+        }
+
+        if let trust = request.serverTrust, request.url.hasPrefixIgnoringASCIICase("https:") {
+            configureServerTrust(trust, check)
         }
 
         configureMethodAndBody(check)

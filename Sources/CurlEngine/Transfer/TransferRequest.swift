@@ -53,6 +53,8 @@ package final class TransferRequest: Sendable {
     package let pinnedPublicKey: String?
     /// Sent to an https server that asks for a client certificate.
     package let clientCertificate: ClientCertificate?
+    /// Set when the task decides server trust itself (https only).
+    package let serverTrust: ServerTrustCheck?
     /// How far a compressed body may grow when decoded; nil: no limit.
     package let decompressionLimit: DecompressionLimit?
     /// The value for Accept-Encoding that libcurl both sends and decodes;
@@ -76,6 +78,7 @@ package final class TransferRequest: Sendable {
         tlsVersions: TLSVersionBounds = TLSVersionBounds(),
         pinnedPublicKey: String? = nil,
         clientCertificate: ClientCertificate? = nil,
+        serverTrust: ServerTrustCheck? = nil,
         decompressionLimit: DecompressionLimit? = nil,
         acceptEncoding: String?,
         userAgent: String? = nil,
@@ -91,6 +94,7 @@ package final class TransferRequest: Sendable {
         self.tlsVersions = tlsVersions
         self.pinnedPublicKey = pinnedPublicKey
         self.clientCertificate = clientCertificate
+        self.serverTrust = serverTrust
         self.decompressionLimit = decompressionLimit
         self.acceptEncoding = acceptEncoding
         self.userAgent = userAgent

@@ -14,11 +14,13 @@ struct TLSSetup: Sendable {
 
     init(options: LoopbackServer.Options) throws {
         let generated = try SelfSignedCertificate(kind: options.certificate)
-        let certificate = try NIOSSLCertificate(bytes: Array(generated.certificatePEM.utf8), format: .pem)
+        let chain = try generated.presentedChainPEM.map {
+            NIOSSLCertificateSource.certificate(try NIOSSLCertificate(bytes: Array($0.utf8), format: .pem))
+        }
         let key = try NIOSSLPrivateKey(bytes: Array(generated.privateKeyPEM.utf8), format: .pem)
 
         var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: [.certificate(certificate)],
+            certificateChain: chain,
             privateKey: .privateKey(key)
         )
         configuration.applicationProtocols = options.http2 ? ["h2", "http/1.1"] : ["http/1.1"]

@@ -21,8 +21,15 @@ enum ChallengeBridge {
         switch disposition {
         case .useCredential:
             // Apple treats "use credential" with no credential as "continue
-            // without one": the 401/407 becomes the result.
-            if let credential { decision.useCredential(credential) } else { decision.rejectProtectionSpace() }
+            // without one": the 401/407 becomes the result; for server
+            // trust, the chain is judged as by default.
+            if let credential {
+                decision.useCredential(credential)
+            } else if decision.serverTrust != nil {
+                decision.performDefaultHandling()
+            } else {
+                decision.rejectProtectionSpace()
+            }
         case .performDefaultHandling: decision.performDefaultHandling()
         case .cancelAuthenticationChallenge: decision.cancel()
         case .rejectProtectionSpace: decision.rejectProtectionSpace()

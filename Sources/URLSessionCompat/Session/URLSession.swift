@@ -31,6 +31,9 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     struct Guarded {
         var delegate: (any URLSessionDelegate)?
+        /// The delegate was asked a server-trust challenge and implements
+        /// neither challenge method.
+        var delegateIgnoresServerTrust = false
         var registry = TaskRegistry<URLSessionTask>()
         var sessionDescription: String?
     }
@@ -111,6 +114,16 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     /// The delegate until invalidation has been reported, nil afterwards.
     open var delegate: (any URLSessionDelegate)? { guarded.withLock { $0.delegate } }
+
+    /// Whether the session's delegate may answer server-trust challenges.
+    var delegateMayAnswerServerTrust: Bool {
+        guarded.withLock { $0.delegate != nil && !$0.delegateIgnoresServerTrust }
+    }
+
+    /// The delegate implements neither challenge method: stop asking it.
+    func noteDelegateIgnoresServerTrust() {
+        guarded.withLock { $0.delegateIgnoresServerTrust = true }
+    }
 
     open var sessionDescription: String? {
         get { guarded.withLock { $0.sessionDescription } }

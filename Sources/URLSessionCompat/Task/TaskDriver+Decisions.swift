@@ -46,10 +46,15 @@ extension TaskDriver {
         switch reply {
         case .answered(let answer):
             apply(answer, to: decision)
-        case .notImplemented, .abandoned:
+        case .notImplemented:
             // Default handling, which the core does: the session's
             // credentials, the configuration's credential storage, the URL's
-            // user and password.
+            // user and password; for server trust, default verification.
+            // Reaching here, the session-level method was not implemented either.
+            if decision.serverTrust != nil, current.delegate == nil {
+                session.noteDelegateIgnoresServerTrust()
+            }
+        case .abandoned:
             break
         }
     }

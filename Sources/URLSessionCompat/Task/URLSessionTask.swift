@@ -150,6 +150,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// Starts the task, or continues a suspended one.
     open func resume() {
         collectIfNobodyListens()
+        offerServerTrustIfAsked()
         core.resume()
         startDriverOnce()
     }
@@ -167,6 +168,16 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         }
         guard eligible, let session, session.delegate == nil, core.collectBody() else { return }
         guarded.withLock { $0.collecting = true }
+    }
+
+    /// As Apple: a delegate's challenge method hears server trust for each
+    /// new TLS connection. Without a delegate nobody is asked, and a session
+    /// delegate found not to implement either challenge method is not asked
+    /// again (each ask costs a handshake: see `SessionConfiguration.offersServerTrustChallenges`).
+    private func offerServerTrustIfAsked() {
+        guard !guarded.withLock({ $0.started }), let session else { return }
+        let offers = guarded.withLock { $0.delegate != nil } || session.delegateMayAnswerServerTrust
+        if offers != core.offersServerTrustChallenges { core.offersServerTrustChallenges = offers }
     }
 
     /// Whether the core collects this task's body (see `collectIfNobodyListens`).

@@ -47,7 +47,7 @@ import Testing
                 case .challenge(let decision):
                     challenges += 1
                     #expect(decision.protectionSpace.realm == "r")
-                    #expect(decision.failureResponse.statusCode == 401)
+                    #expect(decision.failureResponse?.statusCode == 401)
                     decision.useCredential(URLCredential(user: "bob", password: "pw", persistence: .none))
                 case .data(let chunk): body.append(chunk)
                 default: break
