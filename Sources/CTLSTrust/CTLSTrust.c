@@ -22,6 +22,8 @@ typedef struct asn1_string_st ASN1_TIME;
 typedef struct evp_md_st EVP_MD;
 typedef struct X509_pubkey_st X509_PUBKEY;
 typedef struct engine_st ENGINE;
+typedef struct ssl_st SSL;
+typedef struct evp_pkey_st EVP_PKEY;
 
 // GENERAL_NAME's layout is public and stable (x509v3.h): a type, then a
 // union of pointers.
@@ -80,7 +82,16 @@ static struct {
     void (*GENERAL_NAME_free)(void *);
     const unsigned char *(*ASN1_STRING_get0_data)(const ASN1_STRING *);
     int (*ASN1_STRING_length)(const ASN1_STRING *);
+    void (*SSL_CTX_set_client_cert_cb)(SSL_CTX *, int (*)(SSL *, X509 **, EVP_PKEY **));
+    int (*CRYPTO_get_ex_new_index)(int, long, void *, void *, void *, void *);
+    int (*SSL_CTX_set_ex_data)(SSL_CTX *, int, void *);
+    void *(*SSL_CTX_get_ex_data)(const SSL_CTX *, int);
+    SSL_CTX *(*SSL_get_SSL_CTX)(const SSL *);
 } ossl;
+
+/// Our own SSL_CTX ex-data slot (libcurl's slots are its own): the
+/// client-certificate callback has no argument, so its context rides here.
+static int context_slot = -1;
 
 static int resolved_ok = 0;
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
@@ -125,7 +136,15 @@ static void resolve(void) {
     FIND(GENERAL_NAME_free);
     FIND(ASN1_STRING_get0_data);
     FIND(ASN1_STRING_length);
+    FIND(SSL_CTX_set_client_cert_cb);
+    FIND(CRYPTO_get_ex_new_index);
+    FIND(SSL_CTX_set_ex_data);
+    FIND(SSL_CTX_get_ex_data);
+    FIND(SSL_get_SSL_CTX);
 #undef FIND
+    // CRYPTO_EX_INDEX_SSL_CTX is 1 (crypto.h).
+    context_slot = ossl.CRYPTO_get_ex_new_index(1, 0, NULL, NULL, NULL, NULL);
+    if (context_slot < 0) return;
     resolved_ok = 1;
 }
 
@@ -170,6 +189,27 @@ int ctls_install_trust_callback(void *ssl_ctx, ctls_trust_decider decider, void 
     if (!ctls_trust_available() || ssl_ctx == NULL) return 0;
     atomic_store(&current_decider, decider);
     ossl.SSL_CTX_set_cert_verify_callback((SSL_CTX *)ssl_ctx, verify_callback, context);
+    return 1;
+}
+
+static _Atomic(ctls_client_certificate_decider) current_client_decider = NULL;
+
+static int client_certificate_callback(SSL *ssl, X509 **certificate, EVP_PKEY **key) {
+    (void)certificate;
+    (void)key;
+    void *context = ossl.SSL_CTX_get_ex_data(ossl.SSL_get_SSL_CTX(ssl), context_slot);
+    ctls_client_certificate_decider decider = atomic_load(&current_client_decider);
+    if (context == NULL || decider == NULL) return 0;
+    // 0: no certificate, the handshake goes on; -1 suspends it, which
+    // libcurl 7.88.1 ends with error 35 (tested): the stop we want.
+    return decider(context) ? 0 : -1;
+}
+
+int ctls_install_client_certificate_callback(void *ssl_ctx, ctls_client_certificate_decider decider, void *context) {
+    if (!ctls_trust_available() || ssl_ctx == NULL) return 0;
+    atomic_store(&current_client_decider, decider);
+    if (ossl.SSL_CTX_set_ex_data((SSL_CTX *)ssl_ctx, context_slot, context) != 1) return 0;
+    ossl.SSL_CTX_set_client_cert_cb((SSL_CTX *)ssl_ctx, client_certificate_callback);
     return 1;
 }
 

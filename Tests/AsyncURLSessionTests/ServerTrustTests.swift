@@ -7,7 +7,7 @@ import LoopbackServer
 import Synchronization
 import Testing
 
-/// Server-trust challenges (`offersServerTrustChallenges`): each new TLS
+/// Server-trust challenges (`offersTLSChallenges`): each new TLS
 /// connection's chain goes to the task's handlers before anything is sent,
 /// with default verification's verdict, and their answer decides.
 @Suite struct ServerTrustTests {
@@ -38,7 +38,7 @@ import Testing
     /// certificate unless `trusting`, and offers server-trust challenges.
     private func configuration(trusting server: LoopbackServer? = nil) -> SessionConfiguration {
         var configuration = testConfiguration(trusting: server)
-        configuration.offersServerTrustChallenges = true
+        configuration.offersTLSChallenges = true
         return configuration
     }
 
@@ -170,8 +170,8 @@ import Testing
         try await withServer(LoopbackServer.Options(tls: true)) { server in
             let handler = TrustHandler(.trust)
             let task = Session(configuration: testConfiguration()).dataTask(with: server.url("/bytes/6"), delegate: handler)
-            #expect(task.offersServerTrustChallenges == false)
-            task.offersServerTrustChallenges = true
+            #expect(task.offersTLSChallenges == false)
+            task.offersTLSChallenges = true
             task.collectBody()
             task.resume()
             let (data, _) = try await task.collectedData()
@@ -214,7 +214,7 @@ import Testing
             let session = Session(configuration: configuration())
             _ = try await session.data(from: server.url("/bytes/1"), delegate: TrustHandler(.trust))
             let plain = session.dataTask(with: server.url("/bytes/1"))
-            plain.offersServerTrustChallenges = false
+            plain.offersTLSChallenges = false
             plain.collectBody()
             plain.resume()
             let error = await #expect(throws: URLError.self) { _ = try await plain.collectedData() }

@@ -131,6 +131,40 @@ import URLSessionCompat
         }
     }
 
+    /// Presents a client certificate when asked; everything else by default.
+    final class IdentityDelegate: NSObject, URLSessionDelegate, Sendable {
+        let identity: ClientIdentity
+        let methods = Mutex<[String]>([])
+        init(_ identity: ClientIdentity) { self.identity = identity }
+
+        func urlSession(
+            _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
+            completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+        ) {
+            methods.withLock { $0.append(challenge.protectionSpace.authenticationMethod) }
+            if challenge.protectionSpace.authenticationMethod == NSURLAuthenticationMethodClientCertificate {
+                completionHandler(.useCredential, URLCredential(identity: identity, persistence: .forSession))
+            } else {
+                completionHandler(.performDefaultHandling, nil)
+            }
+        }
+    }
+
+    @Test func sessionDelegate_presentsAClientCertificateWhenAsked() async throws {
+        try await withServer(LoopbackServer.Options(tls: true, requireClientCertificate: true)) { server in
+            let pem = try #require(server.clientIdentityPEM)
+            let delegate = IdentityDelegate(.pem(certificate: pem.certificate, privateKey: pem.privateKey))
+            let configuration = legacyConfiguration()
+            configuration.tlsTrustRootsPEM = server.certificatePEM
+            let (data, _, error) = await load(server.url("/bytes/6"), configuration: configuration, delegate: delegate)
+            #expect(error == nil)
+            #expect(data?.count == 6)
+            #expect(delegate.methods.withLock { $0 } == [
+                NSURLAuthenticationMethodServerTrust, NSURLAuthenticationMethodClientCertificate,
+            ])
+        }
+    }
+
     @Test func asyncCallWithATaskDelegate_trusts() async throws {
         try await withServer(LoopbackServer.Options(tls: true)) { server in
             let delegate = TaskLevelDelegate(.useCredential)

@@ -3,27 +3,32 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A server (401) or proxy (407) asks for credentials, or a new TLS
-/// connection's certificate chain waits to be trusted (server trust, when the
-/// task offers such challenges: `SessionConfiguration.offersServerTrustChallenges`),
-/// as URLSession's authentication challenge. The transfer waits for the answer.
+/// A server (401) or proxy (407) asks for credentials, a new TLS
+/// connection's certificate chain waits to be trusted (server trust), or a
+/// server asks for a client certificate (the last two when the task offers
+/// them: `SessionConfiguration.offersTLSChallenges`), as URLSession's
+/// authentication challenge. The transfer waits for the answer.
 ///
 /// Default (no answer by the next pull, or the decision dropped):
 /// `.performDefaultHandling` — a credential stored in the session for this
 /// protection space, else the user and password of the URL, else the 401/407
 /// response becomes the task's result. For server trust: default
-/// verification decides (`ServerTrust.isTrustedByDefault`).
+/// verification decides (`ServerTrust.isTrustedByDefault`); for a client
+/// certificate: none is sent.
 public final class ChallengeDecision: Sendable {
     public enum Answer: Sendable {
         /// libcurl performs Basic, Digest, NTLM or Negotiate with it and the
         /// request is sent again. For server trust, `URLCredential(trust:)`
-        /// trusts the offered chain; any other credential means default handling.
+        /// trusts the offered chain; for a client certificate,
+        /// `URLCredential(identity:)` presents that identity; any other
+        /// credential means default handling.
         case useCredential(URLCredential)
         case performDefaultHandling
         /// The task completes with `URLError(.cancelled)`.
         case cancel
         /// Try the next method the server offered, else the response is the
-        /// result. For server trust, as `cancel`.
+        /// result. For server trust, as `cancel`; for a client certificate,
+        /// none is sent.
         case rejectProtectionSpace
     }
 

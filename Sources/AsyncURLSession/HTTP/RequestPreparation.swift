@@ -25,7 +25,7 @@ enum RequestPreparation {
     ///   sensitive headers (`sensitiveHeaderNames`) are not added to it.
     static func transferRequest(
         for request: URLRequest, configuration: SessionConfiguration, credential: HopCredential? = nil,
-        body: TransferRequest.Body, crossOrigin: Bool = false, serverTrust: ServerTrustHop? = nil
+        body: TransferRequest.Body, crossOrigin: Bool = false, tlsChallenges: TLSChallengeHop? = nil
     ) -> Result<TransferRequest, URLError> {
         guard let url = request.url else {
             return .failure(URLError.make(.badURL, url: nil, reason: "The request has no URL."))
@@ -118,9 +118,11 @@ enum RequestPreparation {
         // The configuration's pins stand whatever a trust answer said; an
         // answer's own pin keeps its connections apart from verified ones.
         let pinnedPublicKey = (configuration.pinnedPublicKeys.isEmpty
-            ? nil : pinnedPublicKey(for: url, in: configuration.pinnedPublicKeys)) ?? serverTrust?.pin
-        let clientCertificate = configuration.clientIdentity != nil && urlString.hasPrefixIgnoringASCIICase("https:")
-            ? configuration.clientIdentity?.certificate : nil
+            ? nil : pinnedPublicKey(for: url, in: configuration.pinnedPublicKeys)) ?? tlsChallenges?.pin
+        // An identity a challenge's answer chose, else the configuration's.
+        let identity = tlsChallenges?.identity ?? configuration.clientIdentity
+        let clientCertificate = identity != nil && urlString.hasPrefixIgnoringASCIICase("https:")
+            ? identity?.certificate : nil
 
         let idle = idleTimeout(of: request, configuration: configuration)
         return .success(TransferRequest(
@@ -134,7 +136,7 @@ enum RequestPreparation {
             tlsVersions: tlsVersions,
             pinnedPublicKey: pinnedPublicKey,
             clientCertificate: clientCertificate,
-            serverTrust: serverTrust?.check,
+            tlsChallenges: tlsChallenges?.check,
             decompressionLimit: configuration.maximumDecompressionRatio > 0
                 ? DecompressionLimit(
                     ratio: configuration.maximumDecompressionRatio,

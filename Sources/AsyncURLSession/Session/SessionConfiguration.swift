@@ -179,17 +179,21 @@ public struct SessionConfiguration: Sendable {
     /// own; nil: no HSTS.
     public var hstsStore: HSTSStore?
 
-    /// Whether each new TLS connection offers a server-trust challenge (a
-    /// `ChallengeDecision` whose `serverTrust` holds the chain and the
-    /// verdict of default verification) before a byte of the request is
-    /// sent: to the task's handler, the session's, then `task.events`. A
-    /// task can set its own (`SessionTask.offersServerTrustChallenges`).
+    /// Whether new TLS connections offer TLS challenges before a byte of the
+    /// request is sent, to the task's handler, the session's, then
+    /// `task.events`:
+    /// - server trust, for each new connection: a `ChallengeDecision` whose
+    ///   `serverTrust` holds the chain and default verification's verdict;
+    ///   `URLCredential(trust:)` trusts it.
+    /// - a client certificate, when the server asks for one and none is set
+    ///   (`clientIdentity`): `URLCredential(identity:)` presents one.
     ///
-    /// Off by default: each new connection then costs a second TLS
-    /// handshake (the first one records the chain and stops, the answer
-    /// goes into the second; see the README). Reused connections are not
-    /// asked again, as on Apple's platforms.
-    public var offersServerTrustChallenges: Bool = false
+    /// A task can set its own (`SessionTask.offersTLSChallenges`). Off by
+    /// default: each challenge costs one more TLS handshake (the first one
+    /// records what is asked and stops, the answer goes into the next; see
+    /// the README). Reused connections are not asked again, as on Apple's
+    /// platforms.
+    public var offersTLSChallenges: Bool = false
 
     public init(kind: Kind = .default) {
         self.kind = kind

@@ -21,9 +21,9 @@ final class SessionContext: Sendable {
     /// Session-level decision handler, asked after a task's own.
     let delegate: (any SessionTaskDelegate)?
     let credentials = CredentialStore()
-    /// Hosts whose chains a handler trusted, so later tasks look for the
-    /// connections made under that answer first.
-    let serverTrustAnswers = ServerTrustAnswers()
+    /// TLS-challenge answers (trusted chains, client identities) per host,
+    /// so later tasks look for the connections made under them first.
+    let tlsChallengeAnswers = TLSChallengeAnswers()
     private let table = Mutex(TaskTable())
 
     struct TaskTable: ~Copyable {

@@ -73,12 +73,12 @@ public final class SessionTask: Sendable {
         set { core.priority = newValue }
     }
 
-    /// Whether this task's new TLS connections offer server-trust
-    /// challenges; starts as the configuration's
-    /// `offersServerTrustChallenges`. Set it before `resume()`.
-    public var offersServerTrustChallenges: Bool {
-        get { core.offersServerTrustChallenges }
-        set { core.offersServerTrustChallenges = newValue }
+    /// Whether this task's new TLS connections offer server-trust and
+    /// client-certificate challenges; starts as the configuration's
+    /// `offersTLSChallenges`. Set it before `resume()`.
+    public var offersTLSChallenges: Bool {
+        get { core.offersTLSChallenges }
+        set { core.offersTLSChallenges = newValue }
     }
 
     public var taskDescription: String? {

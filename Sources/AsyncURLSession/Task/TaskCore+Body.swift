@@ -142,7 +142,7 @@ extension TaskCore {
             && !RedirectPolicy.sameOrigin(originalRequest.url, request.url)
         let prepared = RequestPreparation.transferRequest(
             for: sent, configuration: configuration, credential: credential, body: body, crossOrigin: crossOrigin,
-            serverTrust: serverTrustHop(for: sent))
+            tlsChallenges: tlsChallengeHop(for: sent))
         guard case .success(let transferRequest) = prepared else {
             if case .stream(let stream, _) = body { stream.finish() }
             if case .failure(let error) = prepared { completeWithTransactions(error: error) }

@@ -8,8 +8,8 @@ import FoundationNetworking
 enum HopEnd: Sendable {
     case success
     case failure(URLError)
-    /// The handshake stopped for a server-trust decision (nothing was sent).
-    case serverTrust(ServerTrustReport)
+    /// The handshake stopped for a TLS-challenge decision (nothing was sent).
+    case tlsChallenge(TLSChallengeReport)
 }
 
 /// The engine side of a task's hops: response heads, body bytes, and what
@@ -133,14 +133,14 @@ extension TaskCore {
             // (building them needs Foundation's response). A handshake
             // stopped for a trust decision is not a transaction: the hop
             // starts again.
-            if outcome.serverTrust == nil, metricsReadable(guarded) {
+            if outcome.tlsChallenge == nil, metricsReadable(guarded) {
                 guarded.transactions.append(PendingTransaction(
                     metrics: outcome.metrics, request: guarded.hop.request,
                     response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource,
                     fetchType: guarded.localTransfer?.fetchType ?? .networkLoad))
             }
             guarded.localTransfer = nil
-            let end: HopEnd = outcome.serverTrust.map { .serverTrust($0) } ?? outcome.error.map { .failure($0) }
+            let end: HopEnd = outcome.tlsChallenge.map { .tlsChallenge($0) } ?? outcome.error.map { .failure($0) }
                 ?? .success
             if guarded.responseHandlersRunning {
                 // The response is not published yet: end after it.
@@ -154,8 +154,8 @@ extension TaskCore {
     }
 
     func finishHop(_ end: HopEnd, held: HopState.Held?) {
-        if case .serverTrust(let report) = end {
-            offerServerTrust(report)
+        if case .tlsChallenge(let report) = end {
+            offerTLSChallenge(report)
             return
         }
         if case .failure(let error) = end {

@@ -57,12 +57,14 @@ final class TaskCore: Sendable {
         var progress: Progress?
         var taskDescription: String?
         var priority: Float = 0.5
-        /// See `SessionTask.offersServerTrustChallenges`.
-        var offersServerTrust = false
+        /// See `SessionTask.offersTLSChallenges`.
+        var offersTLSChallenges = false
         /// What this task's handlers answered to server trust, per "host:port".
         var trustAnswers: [String: TaskTrustAnswer] = [:]
-        /// Server-trust challenges offered during this task.
-        var trustChallenges = 0
+        /// What they answered to client-certificate challenges, per "host:port".
+        var clientCertificateAnswers: [String: TaskClientCertificateAnswer] = [:]
+        /// TLS challenges offered during this task.
+        var tlsChallengeCount = 0
         /// The public task, for handler calls. Weak: the task owns this core.
         weak var owner: SessionTask?
         /// Response handlers are deciding: the response is not published yet.
@@ -109,8 +111,8 @@ final class TaskCore: Sendable {
                 highWatermark: configuration.streamBufferHighWatermark,
                 lowWatermark: configuration.streamBufferLowWatermark),
             hop: HopState(request: request, credential: nil), kind: kind))
-        if configuration.offersServerTrustChallenges {
-            guarded.withLock { $0.offersServerTrust = true }
+        if configuration.offersTLSChallenges {
+            guarded.withLock { $0.offersTLSChallenges = true }
         }
     }
 
@@ -164,9 +166,9 @@ final class TaskCore: Sendable {
         set { guarded.withLock { $0.taskDescription = newValue } }
     }
 
-    var offersServerTrustChallenges: Bool {
-        get { guarded.withLock { $0.offersServerTrust } }
-        set { guarded.withLock { $0.offersServerTrust = newValue } }
+    var offersTLSChallenges: Bool {
+        get { guarded.withLock { $0.offersTLSChallenges } }
+        set { guarded.withLock { $0.offersTLSChallenges = newValue } }
     }
 
     var priority: Float {

@@ -42,6 +42,16 @@ int ctls_verification_count(const ctls_verification *verification);
 /// `capacity` bytes; returns the DER's length (0 on failure).
 size_t ctls_verification_der(const ctls_verification *verification, int index, uint8_t *buffer, size_t capacity);
 
+/// Decides a server's request for a client certificate when the connection
+/// has none: returns 1 to go on without one, 0 to stop the handshake.
+typedef int (*ctls_client_certificate_decider)(void *context);
+
+/// Installs a client-certificate callback on `ssl_ctx` (OpenSSL calls it only
+/// when the server asks and no certificate was set) that asks `decider` with
+/// `context`. Every connection uses the same decider. Returns 0 when the
+/// hooks are unavailable.
+int ctls_install_client_certificate_callback(void *ssl_ctx, ctls_client_certificate_decider decider, void *context);
+
 /// OpenSSL's text for a verification error code.
 const char *ctls_verify_error_string(long code);
 

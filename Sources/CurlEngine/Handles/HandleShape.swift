@@ -63,7 +63,7 @@ final class HandleShape {
     static func isReusable(_ request: TransferRequest) -> Bool {
         // A server-trust check installs a TLS callback that must not stay on
         // the handle for a later transfer.
-        request.authentication == nil && request.serverTrust == nil
+        request.authentication == nil && request.tlsChallenges == nil
     }
 
     private static func hasBody(_ request: TransferRequest) -> Bool {

@@ -10,13 +10,13 @@ extension Transfer {
         if code == CURLE_OK {
             return TransferOutcome(error: truncationError(), metrics: metrics)
         }
-        if let report = serverTrustReport {
+        if let report = tlsChallengeReport {
             var outcome = TransferOutcome(
                 error: URLError.make(
-                    .serverCertificateUntrusted, url: request.url,
-                    reason: "The server's certificate awaits the task's server-trust decision."),
+                    .secureConnectionFailed, url: request.url,
+                    reason: "The TLS handshake stopped for the task's decision on a TLS challenge."),
                 metrics: metrics)
-            outcome.serverTrust = report
+            outcome.tlsChallenge = report
             return outcome
         }
         if let abortError {

@@ -48,8 +48,8 @@ final class Transfer {
     @exclusivity(unchecked) var discarding = false
     /// An error we caused from inside a callback (it surfaces as 23 or 42).
     @exclusivity(unchecked) var abortError: URLError?
-    /// A handshake refused so that the task can decide server trust.
-    @exclusivity(unchecked) var serverTrustReport: ServerTrustReport?
+    /// A handshake stopped so that the task can decide a TLS challenge.
+    @exclusivity(unchecked) var tlsChallengeReport: TLSChallengeReport?
     /// Monotonic nanoseconds of the last byte moved, for the idle timeout.
     @exclusivity(unchecked) var lastActivity: UInt64
 
@@ -115,12 +115,12 @@ final class Transfer {
     /// refuses an option or cannot allocate.
     func configure(share: UnsafeMutableRawPointer?) -> URLError? {
         if let error = prepareBody() { return error }
-        if request.serverTrust != nil, !Self.serverTrustHooksAvailable {
+        if request.tlsChallenges != nil, !Self.tlsHooksAvailable {
             return URLError.make(
                 .secureConnectionFailed, url: request.url,
                 reason: "Server-trust challenges need libcurl built with OpenSSL (libcurl4-openssl-dev); "
                     + "this libcurl's TLS library offers no verification callback. "
-                    + "Turn off offersServerTrustChallenges or install libcurl's OpenSSL flavour.")
+                    + "Turn off offersTLSChallenges or install libcurl's OpenSSL flavour.")
         }
         var failures: [CURLcode] = []
         func check(_ code: CURLcode) { if code != CURLE_OK { failures.append(code) } }
@@ -275,8 +275,8 @@ final class Transfer {
             }
         }
 
-        if let trust = request.serverTrust, request.url.hasPrefixIgnoringASCIICase("https:") {
-            configureServerTrust(trust, check)
+        if let challenges = request.tlsChallenges, request.url.hasPrefixIgnoringASCIICase("https:") {
+            configureTLSChallenges(challenges, check)
         }
 
         configureMethodAndBody(check)

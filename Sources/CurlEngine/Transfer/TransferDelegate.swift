@@ -77,9 +77,9 @@ package struct ResponseHead: Sendable {
 package struct TransferOutcome: Sendable {
     package var error: URLError?
     package var metrics: TransferMetrics
-    /// The handshake was refused for the task's server-trust decision
+    /// The handshake stopped for the task's decision on a TLS challenge
     /// (`error` says so too); the task asks and starts the hop again.
-    package var serverTrust: ServerTrustReport?
+    package var tlsChallenge: TLSChallengeReport?
 
     package init(error: URLError?, metrics: TransferMetrics) {
         self.error = error

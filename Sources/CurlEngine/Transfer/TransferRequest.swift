@@ -53,8 +53,8 @@ package final class TransferRequest: Sendable {
     package let pinnedPublicKey: String?
     /// Sent to an https server that asks for a client certificate.
     package let clientCertificate: ClientCertificate?
-    /// Set when the task decides server trust itself (https only).
-    package let serverTrust: ServerTrustCheck?
+    /// Set when the task decides TLS challenges itself (https only).
+    package let tlsChallenges: TLSChallengeCheck?
     /// How far a compressed body may grow when decoded; nil: no limit.
     package let decompressionLimit: DecompressionLimit?
     /// The value for Accept-Encoding that libcurl both sends and decodes;
@@ -78,7 +78,7 @@ package final class TransferRequest: Sendable {
         tlsVersions: TLSVersionBounds = TLSVersionBounds(),
         pinnedPublicKey: String? = nil,
         clientCertificate: ClientCertificate? = nil,
-        serverTrust: ServerTrustCheck? = nil,
+        tlsChallenges: TLSChallengeCheck? = nil,
         decompressionLimit: DecompressionLimit? = nil,
         acceptEncoding: String?,
         userAgent: String? = nil,
@@ -94,7 +94,7 @@ package final class TransferRequest: Sendable {
         self.tlsVersions = tlsVersions
         self.pinnedPublicKey = pinnedPublicKey
         self.clientCertificate = clientCertificate
-        self.serverTrust = serverTrust
+        self.tlsChallenges = tlsChallenges
         self.decompressionLimit = decompressionLimit
         self.acceptEncoding = acceptEncoding
         self.userAgent = userAgent

@@ -33,7 +33,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         var delegate: (any URLSessionDelegate)?
         /// The delegate was asked a server-trust challenge and implements
         /// neither challenge method.
-        var delegateIgnoresServerTrust = false
+        var delegateIgnoresTLSChallenges = false
         var registry = TaskRegistry<URLSessionTask>()
         var sessionDescription: String?
     }
@@ -116,13 +116,13 @@ open class URLSession: NSObject, @unchecked Sendable {
     open var delegate: (any URLSessionDelegate)? { guarded.withLock { $0.delegate } }
 
     /// Whether the session's delegate may answer server-trust challenges.
-    var delegateMayAnswerServerTrust: Bool {
-        guarded.withLock { $0.delegate != nil && !$0.delegateIgnoresServerTrust }
+    var delegateMayAnswerTLSChallenges: Bool {
+        guarded.withLock { $0.delegate != nil && !$0.delegateIgnoresTLSChallenges }
     }
 
     /// The delegate implements neither challenge method: stop asking it.
-    func noteDelegateIgnoresServerTrust() {
-        guarded.withLock { $0.delegateIgnoresServerTrust = true }
+    func noteDelegateIgnoresTLSChallenges() {
+        guarded.withLock { $0.delegateIgnoresTLSChallenges = true }
     }
 
     open var sessionDescription: String? {

@@ -49,10 +49,14 @@ extension TaskDriver {
         case .notImplemented:
             // Default handling, which the core does: the session's
             // credentials, the configuration's credential storage, the URL's
-            // user and password; for server trust, default verification.
+            // user and password; for server trust, default verification;
+            // for a client certificate, none.
             // Reaching here, the session-level method was not implemented either.
-            if decision.serverTrust != nil, current.delegate == nil {
-                session.noteDelegateIgnoresServerTrust()
+            let method = decision.protectionSpace.authenticationMethod
+            if method == NSURLAuthenticationMethodServerTrust || method == NSURLAuthenticationMethodClientCertificate,
+                current.delegate == nil
+            {
+                session.noteDelegateIgnoresTLSChallenges()
             }
         case .abandoned:
             break

@@ -150,7 +150,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// Starts the task, or continues a suspended one.
     open func resume() {
         collectIfNobodyListens()
-        offerServerTrustIfAsked()
+        offerTLSChallengesIfAsked()
         core.resume()
         startDriverOnce()
     }
@@ -173,11 +173,11 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// As Apple: a delegate's challenge method hears server trust for each
     /// new TLS connection. Without a delegate nobody is asked, and a session
     /// delegate found not to implement either challenge method is not asked
-    /// again (each ask costs a handshake: see `SessionConfiguration.offersServerTrustChallenges`).
-    private func offerServerTrustIfAsked() {
+    /// again (each ask costs a handshake: see `SessionConfiguration.offersTLSChallenges`).
+    private func offerTLSChallengesIfAsked() {
         guard !guarded.withLock({ $0.started }), let session else { return }
-        let offers = guarded.withLock { $0.delegate != nil } || session.delegateMayAnswerServerTrust
-        if offers != core.offersServerTrustChallenges { core.offersServerTrustChallenges = offers }
+        let offers = guarded.withLock { $0.delegate != nil } || session.delegateMayAnswerTLSChallenges
+        if offers != core.offersTLSChallenges { core.offersTLSChallenges = offers }
     }
 
     /// Whether the core collects this task's body (see `collectIfNobodyListens`).

@@ -2,18 +2,18 @@ internal import CCurl
 internal import CTLSTrust
 import Foundation
 
-/// The server-trust callback of a transfer (see `ServerTrustCheck`).
+/// The TLS-challenge callbacks of a transfer (see `TLSChallengeCheck`).
 extension Transfer {
-    /// Whether libcurl's TLS library lets us take part in verification.
-    static var serverTrustHooksAvailable: Bool { ctls_trust_available() != 0 }
+    /// Whether libcurl's TLS library lets us take part in the handshake.
+    static var tlsHooksAvailable: Bool { ctls_trust_available() != 0 }
 
-    /// The options of a transfer with a `ServerTrustCheck`.
-    func configureServerTrust(_ trust: ServerTrustCheck, _ check: (CURLcode) -> Void) {
+    /// The options of a transfer with a `TLSChallengeCheck`.
+    func configureTLSChallenges(_ challenges: TLSChallengeCheck, _ check: (CURLcode) -> Void) {
         let me = Unmanaged.passUnretained(self).toOpaque()
         // A resumed TLS session skips the verify callback (LIBCURL-NOTES §12):
         // every new connection must be decided.
         check(easy.set(CURLOPT_SSL_SESSIONID_CACHE, 0))
-        if trust.overridesVerification {
+        if challenges.overridesVerification {
             check(easy.set(CURLOPT_SSL_VERIFYHOST, 0))
         }
         check(ccurl_easy_setopt_ssl_ctx_function(easy.raw, transferSSLContextCallback))
@@ -22,10 +22,10 @@ extension Transfer {
 
     /// Called inside the handshake: true accepts the chain.
     fileprivate func decideServerTrust(_ verification: OpaquePointer) -> Bool {
-        guard let trust = request.serverTrust else { return ctls_verification_error(verification) == 0 }
-        _ = ctls_verification_check_host(verification, trust.host)
+        guard let challenges = request.tlsChallenges else { return ctls_verification_error(verification) == 0 }
+        _ = ctls_verification_check_host(verification, challenges.host)
         let error = Int(ctls_verification_error(verification))
-        switch trust.mode {
+        switch challenges.trust {
         case .acceptIfVerified:
             return error == 0
         case .acceptLeaf(let digest):
@@ -35,7 +35,15 @@ extension Transfer {
         }
         let count = Int(ctls_verification_count(verification))
         let certificates = (0..<count).compactMap { Self.certificate(Int32($0), of: verification) }
-        serverTrustReport = ServerTrustReport(host: trust.host, certificates: certificates, verifyError: error)
+        tlsChallengeReport = .serverTrust(host: challenges.host, certificates: certificates, verifyError: error)
+        return false
+    }
+
+    /// Called inside the handshake when the server asks for a client
+    /// certificate and the transfer set none: true goes on without one.
+    fileprivate func decideClientCertificate() -> Bool {
+        guard let challenges = request.tlsChallenges, challenges.asksForClientCertificate else { return true }
+        tlsChallengeReport = .clientCertificate(host: challenges.host)
         return false
     }
 
@@ -63,10 +71,11 @@ extension Transfer {
 }
 
 /// libcurl's CURLOPT_SSL_CTX_FUNCTION: a new connection's SSL_CTX, before
-/// its handshake. Installs the verify callback with the transfer as context.
+/// its handshake. Installs both callbacks with the transfer as context.
 private let transferSSLContextCallback: curl_ssl_ctx_callback = { _, sslContext, userdata in
     guard let sslContext, let userdata,
-        ctls_install_trust_callback(sslContext, transferTrustDecider, userdata) != 0
+        ctls_install_trust_callback(sslContext, transferTrustDecider, userdata) != 0,
+        ctls_install_client_certificate_callback(sslContext, transferClientCertificateDecider, userdata) != 0
     else { return CURLE_SSL_CERTPROBLEM }
     return CURLE_OK
 }
@@ -74,4 +83,9 @@ private let transferSSLContextCallback: curl_ssl_ctx_callback = { _, sslContext,
 private let transferTrustDecider: ctls_trust_decider = { context, verification in
     guard let context, let verification else { return 0 }
     return Unmanaged<Transfer>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.decideServerTrust(verification) } ? 1 : 0
+}
+
+private let transferClientCertificateDecider: ctls_client_certificate_decider = { context in
+    guard let context else { return 1 }
+    return Unmanaged<Transfer>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.decideClientCertificate() } ? 1 : 0
 }

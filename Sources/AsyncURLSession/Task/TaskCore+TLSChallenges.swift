@@ -1,0 +1,155 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// TLS challenges (see `TLSChallengeCheck` for the design): each new TLS
+/// connection of a task that offers them stops in its handshake when the
+/// chain is to be judged or the server asks for a client certificate; that
+/// becomes a `ChallengeDecision`, and the answer goes into the hop's next
+/// attempt.
+extension TaskCore {
+    /// Challenges per task before the defaults stand, so a server that
+    /// changes its certificate at every connection cannot loop forever.
+    static let maximumTLSChallenges = 8
+
+    /// The TLS-challenge settings for a hop to `request`'s URL; nil when the
+    /// task does not offer them or the URL is not https.
+    func tlsChallengeHop(for request: URLRequest) -> TLSChallengeHop? {
+        guard let url = request.url, url.absoluteString.hasPrefixIgnoringASCIICase("https:"),
+            let host = url.host, !host.isEmpty
+        else { return nil }
+        let key = TLSChallengeAnswers.key(host: host, port: url.port ?? 443)
+        let (offers, trustAnswer, identityAnswer) = guarded.withLock {
+            ($0.offersTLSChallenges, $0.trustAnswers[key], $0.clientCertificateAnswers[key])
+        }
+        guard offers else { return nil }
+        let remembered = context.tlsChallengeAnswers
+        let trust: TLSChallengeCheck.TrustMode
+        let pin: String?
+        switch trustAnswer {
+        case .trusted(let leaf, let leafPin):
+            (trust, pin) = (.acceptLeaf(leaf), leafPin)
+        case .verified:
+            (trust, pin) = (.acceptIfVerified, nil)
+        case nil:
+            // A chain the session trusted before: its connections first.
+            (trust, pin) = (.ask, remembered.pin(for: key))
+        }
+        let identity: ClientIdentity?
+        let asks: Bool
+        switch identityAnswer {
+        case .identity(let chosen): (identity, asks) = (chosen, false)
+        case .withoutCertificate?: (identity, asks) = (nil, false)
+        case nil: (identity, asks) = (remembered.identity(for: key), true)
+        }
+        let check = TLSChallengeCheck(
+            host: host, trust: trust, overridesVerification: pin != nil, asksForClientCertificate: asks)
+        return TLSChallengeHop(check: check, pin: pin, identity: identity)
+    }
+
+    /// A hop's handshake stopped for `report`: ask, then start the hop again.
+    func offerTLSChallenge(_ report: TLSChallengeReport) {
+        let (request, credential, attempts) = guarded.withLock { guarded in
+            guarded.tlsChallengeCount += 1
+            return (guarded.hop.request, guarded.hop.credential, guarded.tlsChallengeCount)
+        }
+        let port = request.url?.port ?? 443
+        switch report {
+        case .serverTrust(let host, let ders, let verifyError):
+            let trust = ServerTrust(
+                host: host, port: port, certificates: ders.compactMap(TLSCertificate.init(derData:)),
+                verificationResult: verifyError, url: request.url?.absoluteString)
+            offerServerTrust(trust, request: request, credential: credential, exhausted: attempts > Self.maximumTLSChallenges)
+        case .clientCertificate(let host):
+            offerClientCertificate(
+                host: host, port: port, request: request, credential: credential,
+                exhausted: attempts > Self.maximumTLSChallenges)
+        }
+    }
+
+    private func offerServerTrust(
+        _ trust: ServerTrust, request: URLRequest, credential hopCredential: HopCredential?, exhausted: Bool
+    ) {
+        let key = TLSChallengeAnswers.key(host: trust.host, port: trust.port)
+        guard let leaf = trust.leaf, !exhausted else {
+            useDefaultTrust(trust, key: key, request: request, credential: hopCredential)
+            return
+        }
+        let decision = ChallengeDecision(
+            protectionSpace: ServerTrustProtectionSpace(trust: trust), proposedCredential: nil,
+            previousFailureCount: 0, failureResponse: nil, serverTrust: trust)
+        decision.core.onSettle { [weak self] answer in
+            guard let self else { return }
+            switch answer {
+            case .useCredential(let answer) where answer.trustedLeafSHA256 == leaf.sha256Fingerprint:
+                let pin = leaf.publicKeyPin
+                guarded.withLock { $0.trustAnswers[key] = .trusted(leafSHA256: leaf.sha256Fingerprint, pin: pin) }
+                context.tlsChallengeAnswers.remember(pin: pin, for: key)
+                startHop(request, credential: hopCredential)
+            case .useCredential, .performDefaultHandling:
+                useDefaultTrust(trust, key: key, request: request, credential: hopCredential)
+            case .cancel, .rejectProtectionSpace:
+                completeWithTransactions(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
+            }
+        }
+        log?.decision("server trust for \(trust.host)", "offered")
+        offerDecision(.challenge(decision), decision.core) { handler, task in
+            await handler.task(task, didReceive: decision)
+        }
+    }
+
+    /// Default handling: the task fails with default verification's error,
+    /// or the hop starts again where only verified connections serve it.
+    private func useDefaultTrust(
+        _ trust: ServerTrust, key: String, request: URLRequest, credential: HopCredential?
+    ) {
+        if let error = trust.verificationError {
+            completeWithTransactions(error: error)
+            return
+        }
+        guarded.withLock { $0.trustAnswers[key] = .verified }
+        context.tlsChallengeAnswers.forgetPin(for: key)
+        startHop(request, credential: credential)
+    }
+
+    private func offerClientCertificate(
+        host: String, port: Int, request: URLRequest, credential hopCredential: HopCredential?, exhausted: Bool
+    ) {
+        let key = TLSChallengeAnswers.key(host: host, port: port)
+        let goOnWithout: @Sendable () -> Void = { [weak self] in
+            guard let self else { return }
+            guarded.withLock { $0.clientCertificateAnswers[key] = .withoutCertificate }
+            startHop(request, credential: hopCredential)
+        }
+        guard !exhausted else { return goOnWithout() }
+        let space = URLProtectionSpace(
+            host: host, port: port, protocol: "https", realm: nil,
+            authenticationMethod: NSURLAuthenticationMethodClientCertificate)
+        let decision = ChallengeDecision(
+            protectionSpace: space, proposedCredential: nil, previousFailureCount: 0, failureResponse: nil)
+        decision.core.onSettle { [weak self] answer in
+            guard let self else { return }
+            switch answer {
+            case .useCredential(let answer):
+                guard let identity = answer.clientIdentity else { return goOnWithout() }
+                guarded.withLock { $0.clientCertificateAnswers[key] = .identity(identity) }
+                if answer.persistence != .none {
+                    context.tlsChallengeAnswers.remember(identity: identity, for: key)
+                }
+                startHop(request, credential: hopCredential)
+            case .performDefaultHandling, .rejectProtectionSpace:
+                // As Apple: no identity to offer, so none is sent; the server
+                // decides whether that is enough.
+                goOnWithout()
+            case .cancel:
+                completeWithTransactions(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
+            }
+        }
+        log?.decision("client certificate for \(host)", "offered")
+        offerDecision(.challenge(decision), decision.core) { handler, task in
+            await handler.task(task, didReceive: decision)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+internal import CurlEngine
+import Foundation
+import Synchronization
+
+/// What a task's handlers answered to a server-trust challenge for one
+/// "host:port", applied to the task's later hops there.
+enum TaskTrustAnswer: Sendable {
+    /// `URLCredential(trust:)`: this leaf is accepted; its public-key pin
+    /// keeps the connections made under the answer apart.
+    case trusted(leafSHA256: Data, pin: String)
+    /// Default handling: default verification decides.
+    case verified
+}
+
+/// What a task's handlers answered to a client-certificate challenge.
+enum TaskClientCertificateAnswer: Sendable {
+    /// Present this identity (libcurl's blob options; part of libcurl's TLS
+    /// configuration match, so its connections serve no other identity).
+    case identity(ClientIdentity)
+    /// Go on without a certificate (default handling, a rejected space).
+    case withoutCertificate
+}
+
+/// A hop's TLS-challenge settings: the engine's check, the pin that selects
+/// (and enforces) connections trusted by an answer, and the identity an
+/// answer chose.
+struct TLSChallengeHop: Sendable {
+    var check: TLSChallengeCheck
+    var pin: String?
+    var identity: ClientIdentity?
+}
+
+/// The session's remembered answers, per "host:port": a later task to that
+/// host starts under them, so it reuses a connection they made (and is asked
+/// only when a new connection is made).
+final class TLSChallengeAnswers: Sendable {
+    private struct Remembered {
+        var pins: [String: String] = [:]
+        var identities: [String: ClientIdentity] = [:]
+    }
+
+    private let remembered = Mutex(Remembered())
+
+    func pin(for key: String) -> String? { remembered.withLock { $0.pins[key] } }
+    func remember(pin: String, for key: String) { remembered.withLock { $0.pins[key] = pin } }
+    func forgetPin(for key: String) { _ = remembered.withLock { $0.pins.removeValue(forKey: key) } }
+
+    func identity(for key: String) -> ClientIdentity? { remembered.withLock { $0.identities[key] } }
+    func remember(identity: ClientIdentity?, for key: String) { remembered.withLock { $0.identities[key] = identity } }
+
+    /// "host:port", lowercased, the key of both stores.
+    static func key(host: String, port: Int) -> String { "\(host.lowercased()):\(port)" }
+}
