@@ -34,6 +34,26 @@ import URLSessionCompat
         }
     }
 
+    @Test func tlsChallengeDelegate_trustsThePinnedSelfSignedServer() async throws {
+        try await withServer(LoopbackServer.Options(tls: true)) { server in
+            let pin = "sha256//" + (try #require(server.publicKeySHA256))
+            let session = URLSession(
+                configuration: .ephemeral, delegate: TLSChallengeDelegate(expectedPin: pin), delegateQueue: nil)
+            let (data, _) = try await session.data(from: server.url("/bytes/8"))
+            #expect(data.count == 8)
+            session.finishTasksAndInvalidate()
+        }
+    }
+
+    @Test func tlsChallengeDelegate_refusesAnotherKey() async throws {
+        try await withServer(LoopbackServer.Options(tls: true)) { server in
+            let session = URLSession(
+                configuration: .ephemeral, delegate: TLSChallengeDelegate(expectedPin: "sha256//other"), delegateQueue: nil)
+            await #expect(throws: URLError.self) { _ = try await session.data(from: server.url("/bytes/8")) }
+            session.finishTasksAndInvalidate()
+        }
+    }
+
     @Test func step1_beforeAndAfter_loadTheSameBody() async throws {
         try await withServer { server in
             let url = server.url("/chunked/200000")
