@@ -25,7 +25,8 @@ enum RequestPreparation {
     ///   sensitive headers (`sensitiveHeaderNames`) are not added to it.
     static func transferRequest(
         for request: URLRequest, configuration: SessionConfiguration, credential: HopCredential? = nil,
-        body: TransferRequest.Body, crossOrigin: Bool = false, tlsChallenges: TLSChallengeHop? = nil
+        body: TransferRequest.Body, crossOrigin: Bool = false, tlsChallenges: TLSChallengeHop? = nil,
+        proxyCredential: HopCredential? = nil
     ) -> Result<TransferRequest, URLError> {
         guard let url = request.url else {
             return .failure(URLError.make(.badURL, url: nil, reason: "The request has no URL."))
@@ -137,6 +138,7 @@ enum RequestPreparation {
             pinnedPublicKey: pinnedPublicKey,
             clientCertificate: clientCertificate,
             tlsChallenges: tlsChallenges?.check,
+            proxy: configuration.proxy.flatMap { proxyRoute(for: url, in: $0, credential: proxyCredential) },
             decompressionLimit: configuration.maximumDecompressionRatio > 0
                 ? DecompressionLimit(
                     ratio: configuration.maximumDecompressionRatio,
@@ -157,6 +159,17 @@ enum RequestPreparation {
             let trimmed = hash.trimmingCharacters(in: .whitespaces)
             return trimmed.hasPrefix("sha256//") ? trimmed : "sha256//" + trimmed
         }.joined(separator: ";")
+    }
+
+    /// The proxy a request to `url` goes through, with the credential for
+    /// it; nil when the configuration reaches `url` directly.
+    static func proxyRoute(for url: URL, in proxy: ProxyConfiguration, credential: HopCredential?) -> ProxyRoute? {
+        guard let (server, isSOCKS) = proxy.route(for: url) else { return nil }
+        let route = (isSOCKS ? "socks5h://" : "http://") + server.description
+        guard let credential, let user = credential.credential.user else { return ProxyRoute(url: route) }
+        return ProxyRoute(
+            url: route, user: user, password: credential.credential.password,
+            scheme: authentication(for: credential)?.scheme)
     }
 
     /// libcurl would send a URL's user:password preemptively as Basic; URLSession

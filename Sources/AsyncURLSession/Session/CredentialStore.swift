@@ -11,7 +11,8 @@ final class CredentialStore: Sendable {
     private let credentials = Mutex<[String: URLCredential]>([:])
 
     static func key(for space: URLProtectionSpace) -> String {
-        "\(space.protocol ?? "")://\(space.host.lowercased()):\(space.port)|\(space.realm ?? "")|\(space.authenticationMethod)"
+        let kind = space.isProxy() ? "proxy-\(space.proxyType ?? "")" : space.protocol ?? ""
+        return "\(kind)://\(space.host.lowercased()):\(space.port)|\(space.realm ?? "")|\(space.authenticationMethod)"
     }
 
     func credential(for space: URLProtectionSpace) -> URLCredential? {

@@ -179,6 +179,11 @@ public struct SessionConfiguration: Sendable {
     /// own; nil: no HSTS.
     public var hstsStore: HSTSStore?
 
+    /// The proxies requests go through; nil (the default): straight to the
+    /// origin. The environment's proxy variables are read only when you
+    /// ask: `proxy = .fromEnvironment()`.
+    public var proxy: ProxyConfiguration?
+
     /// Whether new TLS connections offer TLS challenges before a byte of the
     /// request is sent, to the task's handler, the session's, then
     /// `task.events`:

@@ -24,6 +24,9 @@ final class SessionContext: Sendable {
     /// TLS-challenge answers (trusted chains, client identities) per host,
     /// so later tasks look for the connections made under them first.
     let tlsChallengeAnswers = TLSChallengeAnswers()
+    /// The last credential a handler gave for the session's proxy with a
+    /// persistence other than `.none`: later tasks send it to the proxy.
+    let proxyAnswer = Mutex<HopCredential?>(nil)
     private let table = Mutex(TaskTable())
 
     struct TaskTable: ~Copyable {

@@ -25,10 +25,16 @@ struct HopState {
         var response: HTTPURLResponse
         var kind: HeldKind
         var body = Data()
+        /// Made from a proxy's 407 to CONNECT, which libcurl reports as a
+        /// failure: no response to deliver if nobody answers, the error is.
+        var connectFailure: URLError?
     }
 
     let request: URLRequest
     let credential: HopCredential?
+    /// The credential sent to the proxy, if any (an answer's, or the proxy
+    /// configuration's).
+    let proxyCredential: HopCredential?
     private(set) var held: Held?
     /// What this hop does with the session's response cache; nil when it
     /// does nothing with it.
@@ -37,9 +43,19 @@ struct HopState {
     /// followed or retried but delivered as the response, so nothing is lost.
     static let heldBodyLimit = 1 << 20
 
-    init(request: URLRequest, credential: HopCredential?) {
+    init(request: URLRequest, credential: HopCredential?, proxyCredential: HopCredential? = nil) {
         self.request = request
         self.credential = credential
+        self.proxyCredential = proxyCredential
+    }
+
+    /// A proxy's 407 to CONNECT, held as a forwarded 407 would be.
+    mutating func holdConnectRefusal(methods: [String], error: URLError) {
+        guard let url = request.url else { return }
+        let fields = methods.isEmpty ? [:] : ["Proxy-Authenticate": methods.joined(separator: ", ")]
+        guard let response = HTTPURLResponse(url: url, statusCode: 407, httpVersion: "HTTP/1.1", headerFields: fields)
+        else { return }
+        held = Held(response: response, kind: .challenge, connectFailure: error)
     }
 
     enum HeadVerdict {
@@ -58,7 +74,7 @@ struct HopState {
             let response = source.response
         else { return .deliver(source) }
         if status == 401 || status == 407 {
-            if credential != nil {
+            if (status == 407 ? proxyCredential : credential) != nil {
                 held = Held(response: response, kind: .provisionalAuthFailure)
                 return .hold
             }

@@ -140,9 +140,10 @@ extension TaskCore {
         // to another origin than the task's gets none of its sensitive ones.
         let crossOrigin = !configuration.httpAdditionalHeaders.isEmpty
             && !RedirectPolicy.sameOrigin(originalRequest.url, request.url)
+        let proxyCredential = configuration.proxy == nil ? nil : self.proxyCredential()
         let prepared = RequestPreparation.transferRequest(
             for: sent, configuration: configuration, credential: credential, body: body, crossOrigin: crossOrigin,
-            tlsChallenges: tlsChallengeHop(for: sent))
+            tlsChallenges: tlsChallengeHop(for: sent), proxyCredential: proxyCredential)
         guard case .success(let transferRequest) = prepared else {
             if case .stream(let stream, _) = body { stream.finish() }
             if case .failure(let error) = prepared { completeWithTransactions(error: error) }
@@ -167,7 +168,7 @@ extension TaskCore {
             // Made only for a transfer that starts: making one places it on
             // an engine thread.
             let id = engine.makeTransferID(for: url, in: placement)
-            guarded.hop = HopState(request: request, credential: credential)
+            guarded.hop = HopState(request: request, credential: credential, proxyCredential: proxyCredential)
             guarded.hop.cache = hopCache
             guarded.transferID = id
             guarded.localTransfer = nil

@@ -36,23 +36,33 @@ extension TaskCore {
     /// A hop ended on a 401/407: offer a challenge for the first method the
     /// server offered that we speak and nobody rejected.
     func offerChallenge(_ held: HopState.Held) {
-        let (request, usedCredential, rejected) = guarded.withLock { guarded in
-            (guarded.hop.request, guarded.hop.credential, guarded.rejectedMethods)
+        let (request, originCredential, usedProxyCredential, rejected) = guarded.withLock { guarded in
+            (guarded.hop.request, guarded.hop.credential, guarded.hop.proxyCredential, guarded.rejectedMethods)
         }
         let isProxy = held.response.statusCode == 407
+        let usedCredential = isProxy ? usedProxyCredential : originCredential
         let offered = HopState.challenges(in: held.response).filter { challenge in
             guard let method = challenge.authenticationMethod else { return false }
             return !rejected.contains(method)
         }
-        guard let challenge = offered.first, let method = challenge.authenticationMethod, let url = request.url,
-            !isProxy || usedCredential == nil
-        else {
+        guard let challenge = offered.first, let method = challenge.authenticationMethod, let url = request.url else {
             stopAtHeldResponse(held)
             return
         }
-        let space = URLProtectionSpace(
-            host: url.host ?? "", port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80),
-            protocol: url.scheme?.lowercased(), realm: challenge.realm, authenticationMethod: method)
+        let space: URLProtectionSpace
+        if isProxy {
+            // A 407 is answered only to the session's proxy: without one
+            // there is nobody to send a credential to.
+            guard let proxySpace = proxySpace(for: url, realm: challenge.realm, method: method) else {
+                stopAtHeldResponse(held)
+                return
+            }
+            space = proxySpace
+        } else {
+            space = URLProtectionSpace(
+                host: url.host ?? "", port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80),
+                protocol: url.scheme?.lowercased(), realm: challenge.realm, authenticationMethod: method)
+        }
         let key = CredentialStore.key(for: space)
         let failures = guarded.withLock { guarded -> Int in
             if usedCredential != nil { guarded.failureCounts[key, default: 0] += 1 }
@@ -65,27 +75,37 @@ extension TaskCore {
         // Default handling uses a stored credential, else the URL's
         // user:password, and only before one has failed here.
         let defaultCredential = context.credentials.credential(for: space)
-            ?? context.configuration.credentialStorage?.defaultCredential(for: space) ?? urlCredential()
+            ?? context.configuration.credentialStorage?.defaultCredential(for: space)
+            ?? (isProxy ? nil : urlCredential())
         // As Apple: after a failure the challenge proposes the credential
         // that failed (so a handler can show its user name again).
         let proposed = failures > 0 ? usedCredential?.credential ?? defaultCredential : defaultCredential
         let decision = ChallengeDecision(
             protectionSpace: space, proposedCredential: proposed, previousFailureCount: failures,
             failureResponse: held.response)
+        // The origin's credential goes on the request; the proxy's to the
+        // proxy only, for this task's later hops too.
+        let retry: @Sendable (HopCredential) -> Void = { [weak self] credential in
+            guard let self else { return }
+            if isProxy {
+                guarded.withLock { $0.proxyCredential = credential }
+                if credential.credential.persistence != .none {
+                    context.proxyAnswer.withLock { $0 = credential }
+                }
+                startHop(request, credential: originCredential)
+            } else {
+                startHop(request, credential: credential)
+            }
+        }
         decision.core.onSettle { [weak self] answer in
             guard let self else { return }
             switch answer {
             case .useCredential(let credential):
-                if isProxy {
-                    // No proxy is configured, so there is nobody to send it to.
-                    stopAtHeldResponse(held)
-                    return
-                }
                 remember(credential, for: space)
-                startHop(request, credential: HopCredential(credential: credential, method: method))
+                retry(HopCredential(credential: credential, method: method))
             case .performDefaultHandling:
-                if let defaultCredential, failures == 0, !isProxy {
-                    startHop(request, credential: HopCredential(credential: defaultCredential, method: method))
+                if let defaultCredential, failures == 0 {
+                    retry(HopCredential(credential: defaultCredential, method: method))
                 } else {
                     stopAtHeldResponse(held)
                 }

@@ -10,6 +10,8 @@ enum HopEnd: Sendable {
     case failure(URLError)
     /// The handshake stopped for a TLS-challenge decision (nothing was sent).
     case tlsChallenge(TLSChallengeReport)
+    /// The proxy answered CONNECT with 407, offering these methods.
+    case proxyRefusedConnect([String], URLError)
 }
 
 /// The engine side of a task's hops: response heads, body bytes, and what
@@ -140,8 +142,11 @@ extension TaskCore {
                     fetchType: guarded.localTransfer?.fetchType ?? .networkLoad))
             }
             guarded.localTransfer = nil
-            let end: HopEnd = outcome.tlsChallenge.map { .tlsChallenge($0) } ?? outcome.error.map { .failure($0) }
+            var end: HopEnd = outcome.tlsChallenge.map { .tlsChallenge($0) } ?? outcome.error.map { .failure($0) }
                 ?? .success
+            if let methods = outcome.proxyAuthenticationMethods, let error = outcome.error {
+                end = .proxyRefusedConnect(methods.map(Self.challengeName), error)
+            }
             if guarded.responseHandlersRunning {
                 // The response is not published yet: end after it.
                 guarded.pendingHopEnd = end
@@ -156,6 +161,14 @@ extension TaskCore {
     func finishHop(_ end: HopEnd, held: HopState.Held?) {
         if case .tlsChallenge(let report) = end {
             offerTLSChallenge(report)
+            return
+        }
+        if case .proxyRefusedConnect(let methods, let error) = end {
+            let held = guarded.withLock { guarded -> HopState.Held? in
+                guarded.hop.holdConnectRefusal(methods: methods, error: error)
+                return guarded.hop.held
+            }
+            if let held { offerChallenge(held) } else { completeWithTransactions(error: error) }
             return
         }
         if case .failure(let error) = end {
@@ -324,6 +337,16 @@ extension TaskCore {
 }
 
 extension TaskCore {
+    /// A method's name in a Proxy-Authenticate field.
+    static func challengeName(_ scheme: TransferRequest.Authentication.Scheme) -> String {
+        switch scheme {
+        case .basic: "Basic"
+        case .digest: "Digest"
+        case .ntlm: "NTLM"
+        case .negotiate: "Negotiate"
+        }
+    }
+
     /// The name of a decision's event, for the log.
     static func decisionName(_ event: TaskEvent) -> String {
         switch event {

@@ -41,6 +41,12 @@ extension TaskCore {
     /// The held 3xx/401/407 and its body become the task's result. The hop is
     /// over, so the task ends right after the response is published.
     func stopAtHeldResponse(_ held: HopState.Held) {
+        // A proxy's refused CONNECT has no response to deliver: its error ends the task.
+        if let error = held.connectFailure {
+            guarded.withLock { $0.hop.releaseHeld() }
+            completeWithTransactions(error: error)
+            return
+        }
         guarded.withLock { guarded in
             guarded.hop.releaseHeld()
             guarded.pendingHopEnd = .success

@@ -65,6 +65,8 @@ final class TaskCore: Sendable {
         var clientCertificateAnswers: [String: TaskClientCertificateAnswer] = [:]
         /// TLS challenges offered during this task.
         var tlsChallengeCount = 0
+        /// The credential a handler gave for the session's proxy (a 407).
+        var proxyCredential: HopCredential?
         /// The public task, for handler calls. Weak: the task owns this core.
         weak var owner: SessionTask?
         /// Response handlers are deciding: the response is not published yet.

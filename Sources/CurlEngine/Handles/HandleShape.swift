@@ -32,6 +32,7 @@ final class HandleShape {
     let tlsVersions: TLSVersionBounds
     let pinnedPublicKey: String?
     let clientCertificate: ClientCertificate?
+    let proxy: ProxyRoute?
 
     /// Nil for a request whose handle must always start from a reset.
     init?(_ request: TransferRequest) {
@@ -47,6 +48,7 @@ final class HandleShape {
         tlsVersions = request.tlsVersions
         pinnedPublicKey = request.pinnedPublicKey
         clientCertificate = request.clientCertificate
+        proxy = request.proxy
     }
 
     /// Whether a handle of this shape holds every shape option `request` needs.
@@ -56,14 +58,15 @@ final class HandleShape {
             && userAgent == request.userAgent && idleTimeout == request.idleTimeout
             && resourceTimeout == request.resourceTimeout && trustRootsPEM == request.trustRootsPEM
             && tlsVersions == request.tlsVersions && pinnedPublicKey == request.pinnedPublicKey
-            && clientCertificate == request.clientCertificate
+            && clientCertificate == request.clientCertificate && proxy == request.proxy
     }
 
     /// False for a request whose handle must always start from a reset.
     static func isReusable(_ request: TransferRequest) -> Bool {
         // A server-trust check installs a TLS callback that must not stay on
         // the handle for a later transfer.
-        request.authentication == nil && request.tlsChallenges == nil
+        // Nor proxy credentials: libcurl keeps proxy authentication state too.
+        request.authentication == nil && request.tlsChallenges == nil && request.proxy?.user == nil
     }
 
     private static func hasBody(_ request: TransferRequest) -> Bool {

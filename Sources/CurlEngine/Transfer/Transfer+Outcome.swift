@@ -22,6 +22,16 @@ extension Transfer {
         if let abortError {
             return TransferOutcome(error: abortError, metrics: metrics)
         }
+        if let methods = proxyAuthenticationMethods() {
+            var outcome = TransferOutcome(
+                error: URLError.make(
+                    .userAuthenticationRequired, url: request.url,
+                    reason: "The proxy requires authentication (407 to CONNECT): answer the proxy's challenge "
+                        + "or give the proxy configuration a user and password."),
+                metrics: metrics)
+            outcome.proxyAuthenticationMethods = methods
+            return outcome
+        }
         let failure = CurlFailure(
             code: code,
             osErrno: easy.info(long: CURLINFO_OS_ERRNO) ?? 0,

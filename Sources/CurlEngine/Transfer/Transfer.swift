@@ -215,12 +215,13 @@ final class Transfer {
         // Redirects are decided by the core, one transfer per hop.
         check(handle.set(CURLOPT_FOLLOWLOCATION, 0))
         // Environment proxies are not read implicitly (libcurl would, silently).
-        check(handle.set(CURLOPT_PROXY, ""))
+        check(handle.set(CURLOPT_PROXY, request.proxy?.url ?? ""))
         // Nor no_proxy: without this option libcurl looks up no_proxy and
         // NO_PROXY in the environment for every transfer (url.c,
-        // create_conn_helper_init_proxy), two linear scans of it, although
-        // no proxy is ever used.
+        // create_conn_helper_init_proxy), two linear scans of it. The core
+        // applies a configuration's exceptions itself.
         check(handle.set(CURLOPT_NOPROXY, ""))
+        if let proxy = request.proxy { configureProxy(proxy, check) }
         // Wait for a pending connection that may multiplex instead of opening
         // one per request (LIBCURL-NOTES §4). Only TLS can negotiate h2 here (no
         // h2c): on cleartext it would only make requests queue behind a busy

@@ -80,6 +80,9 @@ package struct TransferOutcome: Sendable {
     /// The handshake stopped for the task's decision on a TLS challenge
     /// (`error` says so too); the task asks and starts the hop again.
     package var tlsChallenge: TLSChallengeReport?
+    /// The proxy answered the CONNECT with 407, offering these methods
+    /// (strongest first; empty when it named none libcurl speaks).
+    package var proxyAuthenticationMethods: [TransferRequest.Authentication.Scheme]?
 
     package init(error: URLError?, metrics: TransferMetrics) {
         self.error = error

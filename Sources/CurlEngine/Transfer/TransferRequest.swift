@@ -20,7 +20,7 @@ package final class TransferRequest: Sendable {
     /// Credentials for one authentication method; libcurl runs that method's
     /// exchange (Digest's nonce round trip, NTLM's handshake) inside the transfer.
     package struct Authentication: Sendable {
-        package enum Scheme: Sendable {
+        package enum Scheme: Sendable, Equatable {
             case basic, digest, ntlm, negotiate
         }
         package var user: String
@@ -55,6 +55,8 @@ package final class TransferRequest: Sendable {
     package let clientCertificate: ClientCertificate?
     /// Set when the task decides TLS challenges itself (https only).
     package let tlsChallenges: TLSChallengeCheck?
+    /// The proxy to go through; nil: straight to the origin.
+    package let proxy: ProxyRoute?
     /// How far a compressed body may grow when decoded; nil: no limit.
     package let decompressionLimit: DecompressionLimit?
     /// The value for Accept-Encoding that libcurl both sends and decodes;
@@ -79,6 +81,7 @@ package final class TransferRequest: Sendable {
         pinnedPublicKey: String? = nil,
         clientCertificate: ClientCertificate? = nil,
         tlsChallenges: TLSChallengeCheck? = nil,
+        proxy: ProxyRoute? = nil,
         decompressionLimit: DecompressionLimit? = nil,
         acceptEncoding: String?,
         userAgent: String? = nil,
@@ -95,6 +98,7 @@ package final class TransferRequest: Sendable {
         self.pinnedPublicKey = pinnedPublicKey
         self.clientCertificate = clientCertificate
         self.tlsChallenges = tlsChallenges
+        self.proxy = proxy
         self.decompressionLimit = decompressionLimit
         self.acceptEncoding = acceptEncoding
         self.userAgent = userAgent

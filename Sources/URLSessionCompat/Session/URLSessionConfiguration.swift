@@ -279,10 +279,31 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.httpShouldUsePipelining] = newValue }
     }
 
-    /// Not consulted: proxies are off (libcurl's environment proxies too).
+    /// Apple's keys (`kCFNetworkProxiesHTTPEnable`, `...HTTPProxy`,
+    /// `...HTTPPort`, the HTTPS and SOCKS ones, `...ExceptionsList`,
+    /// `kCFProxyUsernameKey` / `kCFProxyPasswordKey`); nil: no proxy. The
+    /// environment's proxy variables are used only through
+    /// `proxyConfiguration = .fromEnvironment()` (an extension).
     open var connectionProxyDictionary: [AnyHashable: Any]? {
         get { self[\.connectionProxyDictionary] }
-        set { self[\.connectionProxyDictionary] = newValue }
+        set {
+            storage.withLock { storage in
+                storage.connectionProxyDictionary = newValue
+                storage.core.proxy = newValue.flatMap(ProxyConfiguration.init(dictionary:))
+            }
+        }
+    }
+
+    /// The proxies as the async core takes them (an extension); setting it
+    /// replaces what `connectionProxyDictionary` said.
+    public var proxyConfiguration: ProxyConfiguration? {
+        get { self[\.core.proxy] }
+        set {
+            storage.withLock { storage in
+                storage.core.proxy = newValue
+                storage.connectionProxyDictionary = newValue?.connectionProxyDictionary
+            }
+        }
     }
 
     /// Linux has no such network classes.
