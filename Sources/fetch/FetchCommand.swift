@@ -51,6 +51,12 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Seconds without any byte before giving up (default 60).")
     var timeout: Double?
 
+    @Option(help: "Go through this proxy: host:port or http://[user:pass@]host:port (HTTP), socks5h://host:port (SOCKS5).")
+    var proxy: String?
+
+    @Flag(name: .customLong("proxy-from-environment"), help: "Use http_proxy, https_proxy, all_proxy and no_proxy, as curl does.")
+    var proxyFromEnvironment = false
+
     func run() async throws {
         guard let url else {
             try await LoopbackDemo().run()
@@ -63,6 +69,14 @@ struct FetchCommand: AsyncParsableCommand {
             if let timeout { configuration.timeoutIntervalForRequest = timeout }
             if let cacert {
                 configuration.tlsTrustRootsPEM = try Self.read(file: cacert, purpose: "the --cacert file")
+            }
+            if let proxy {
+                guard let parsed = ProxyConfiguration.fromEnvironment(["all_proxy": proxy]) else {
+                    throw ValidationError("--proxy '\(proxy)' is not host:port, http://host:port or socks5h://host:port.")
+                }
+                configuration.proxy = parsed
+            } else if proxyFromEnvironment {
+                configuration.proxy = ProxyConfiguration.fromEnvironment()
             }
             let session = Session(configuration: configuration)
             let task: SessionTask

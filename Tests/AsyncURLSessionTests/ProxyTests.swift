@@ -181,17 +181,33 @@ import Testing
     }
 
     @Test func environmentProxies_areNotUsedUnlessAskedFor() async throws {
+        // In a child process, the fetch CLI: setenv here would race with
+        // the threads of every other test (and their curl subprocesses).
+        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("fetch")
+        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
         try await withProxy { server, proxy in
-            // libcurl would read http_proxy by itself: the engine tells it not to.
-            setenv("http_proxy", "http://127.0.0.1:\(proxy.port)", 1)
-            defer { unsetenv("http_proxy") }
-            let (data, _) = try await Session(configuration: testConfiguration()).data(from: server.url("/bytes/2"))
-            #expect(data.count == 2)
+            let url = server.url("/bytes/2").absoluteString
+            let environment = ["http_proxy": proxy.url.absoluteString, "PATH": "/usr/bin:/bin"]
+            let plain = try await Self.run(fetch, ["-s", url], environment: environment)
+            #expect(plain == 0)
             #expect(proxy.records.isEmpty)
-            let opted = try #require(ProxyConfiguration.fromEnvironment())
-            let (again, _) = try await Session(configuration: configuration(opted)).data(from: server.url("/bytes/2"))
-            #expect(again.count == 2)
+            let optedIn = try await Self.run(fetch, ["-s", "--proxy-from-environment", url], environment: environment)
+            #expect(optedIn == 0)
             #expect(proxy.records.count == 1)
+        }
+    }
+
+    private static func run(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws -> Int32 {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        return try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do { try process.run() } catch { continuation.resume(throwing: error) }
         }
     }
 }

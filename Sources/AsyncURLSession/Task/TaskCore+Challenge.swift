@@ -49,20 +49,14 @@ extension TaskCore {
             stopAtHeldResponse(held)
             return
         }
-        let space: URLProtectionSpace
-        if isProxy {
-            // A 407 is answered only to the session's proxy: without one
-            // there is nobody to send a credential to.
-            guard let proxySpace = proxySpace(for: url, realm: challenge.realm, method: method) else {
-                stopAtHeldResponse(held)
-                return
-            }
-            space = proxySpace
-        } else {
-            space = URLProtectionSpace(
-                host: url.host ?? "", port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80),
-                protocol: url.scheme?.lowercased(), realm: challenge.realm, authenticationMethod: method)
-        }
+        // A 407 is answered to the session's proxy. Without one (a server
+        // that sends 407 itself) it is still offered, as Apple does, but
+        // there is nobody to send a credential to: the 407 is the result.
+        let proxySpace = isProxy ? proxySpace(for: url, realm: challenge.realm, method: method) : nil
+        let space = proxySpace ?? URLProtectionSpace(
+            host: url.host ?? "", port: url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80),
+            protocol: url.scheme?.lowercased(), realm: challenge.realm, authenticationMethod: method)
+        let answerable = !isProxy || proxySpace != nil
         let key = CredentialStore.key(for: space)
         let failures = guarded.withLock { guarded -> Int in
             if usedCredential != nil { guarded.failureCounts[key, default: 0] += 1 }
@@ -101,10 +95,11 @@ extension TaskCore {
             guard let self else { return }
             switch answer {
             case .useCredential(let credential):
+                guard answerable else { return stopAtHeldResponse(held) }
                 remember(credential, for: space)
                 retry(HopCredential(credential: credential, method: method))
             case .performDefaultHandling:
-                if let defaultCredential, failures == 0 {
+                if let defaultCredential, failures == 0, answerable {
                     retry(HopCredential(credential: defaultCredential, method: method))
                 } else {
                     stopAtHeldResponse(held)
