@@ -172,6 +172,11 @@ extension TaskCore {
             return
         }
         if case .failure(let error) = end {
+            if let original = endTrustDiagnosis() {
+                completeWithTransactions(error: original)
+                return
+            }
+            if diagnoseCertificateFailure(error) { return }
             if context.configuration.waitsForConnectivity, waitForConnectivity(after: error) { return }
             completeWithTransactions(error: error)
             return

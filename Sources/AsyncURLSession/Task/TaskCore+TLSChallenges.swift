@@ -17,14 +17,19 @@ extension TaskCore {
     /// The TLS-challenge settings for a hop to `request`'s URL; nil when the
     /// task does not offer them or the URL is not https.
     func tlsChallengeHop(for request: URLRequest) -> TLSChallengeHop? {
+        guard offersTLS.load(ordering: .relaxed) || guarded.withLock({ $0.trustDiagnosis != nil }) else { return nil }
         guard let url = request.url, url.absoluteString.hasPrefixIgnoringASCIICase("https:"),
             let host = url.host, !host.isEmpty
         else { return nil }
         let key = TLSChallengeAnswers.key(host: host, port: url.port ?? 443)
-        let (offers, trustAnswer, identityAnswer) = guarded.withLock {
-            ($0.offersTLSChallenges, $0.trustAnswers[key], $0.clientCertificateAnswers[key])
+        let (diagnosing, trustAnswer, identityAnswer) = guarded.withLock {
+            ($0.trustDiagnosis != nil, $0.trustAnswers[key], $0.clientCertificateAnswers[key])
         }
-        guard offers else { return nil }
+        if diagnosing {
+            // Record the chain and stop: nothing is sent, nobody is asked.
+            let check = TLSChallengeCheck(host: host, trust: .ask, overridesVerification: false, asksForClientCertificate: false)
+            return TLSChallengeHop(check: check, pin: nil, identity: nil)
+        }
         let remembered = context.tlsChallengeAnswers
         let trust: TLSChallengeCheck.TrustMode
         let pin: String?
@@ -51,6 +56,12 @@ extension TaskCore {
 
     /// A hop's handshake stopped for `report`: ask, then start the hop again.
     func offerTLSChallenge(_ report: TLSChallengeReport) {
+        if let original = guarded.withLock({ guarded -> URLError? in
+            defer { guarded.trustDiagnosis = nil }
+            return guarded.trustDiagnosis
+        }) {
+            return finishTrustDiagnosis(report, original: original)
+        }
         let (request, credential, attempts) = guarded.withLock { guarded in
             guarded.tlsChallengeCount += 1
             return (guarded.hop.request, guarded.hop.credential, guarded.tlsChallengeCount)
@@ -150,6 +161,63 @@ extension TaskCore {
         log?.decision("client certificate for \(host)", "offered")
         offerDecision(.challenge(decision), decision.core) { handler, task in
             await handler.task(task, didReceive: decision)
+        }
+    }
+
+    // MARK: - Naming a certificate failure
+
+    /// libcurl reports a certificate failure with OpenSSL's code and words,
+    /// not the chain (CERTINFO is empty when verification fails: LIBCURL-NOTES
+    /// §11). To name the missing root or the names the certificate lists, a
+    /// second handshake records the chain and stops before sending anything.
+    /// Only on failure, so verified connections cost nothing more. True when
+    /// that handshake started (the task ends when it does).
+    func diagnoseCertificateFailure(_ error: URLError) -> Bool {
+        let certificateCodes: Set<URLError.Code> = [
+            .serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateHasBadDate,
+            .serverCertificateNotYetValid,
+        ]
+        guard certificateCodes.contains(error.code), !offersTLS.load(ordering: .relaxed),
+            originalRequest.httpBodyStream == nil
+        else { return false }
+        if case .streamed = upload { return false }
+        let (request, credential, started) = guarded.withLock { guarded -> (URLRequest, HopCredential?, Bool) in
+            guard guarded.trustDiagnosis == nil, guarded.tlsChallengeCount == 0 else {
+                return (guarded.hop.request, nil, false)
+            }
+            guarded.trustDiagnosis = error
+            guarded.tlsChallengeCount += 1
+            return (guarded.hop.request, guarded.hop.credential, true)
+        }
+        guard started, let url = request.url, url.absoluteString.hasPrefixIgnoringASCIICase("https:"),
+            RequestPreparation.pinnedPublicKey(for: url, in: context.configuration.pinnedPublicKeys) == nil
+        else {
+            if started { guarded.withLock { $0.trustDiagnosis = nil } }
+            return false
+        }
+        startHop(request, credential: credential)
+        return true
+    }
+
+    /// The diagnosing handshake's report: the error names what it found.
+    private func finishTrustDiagnosis(_ report: TLSChallengeReport, original: URLError) {
+        guard case .serverTrust(let host, let ders, let verifyError) = report, verifyError != 0 else {
+            return completeWithTransactions(error: original)
+        }
+        let url = guarded.withLock { $0.hop.request.url }
+        let trust = ServerTrust(
+            host: host, port: url?.port ?? 443, certificates: ders.compactMap(TLSCertificate.init(derData:)),
+            verificationResult: verifyError, url: url?.absoluteString)
+        completeWithTransactions(error: trust.verificationError.map { named in
+            URLError(original.code, userInfo: original.userInfo.merging(named.userInfo) { _, new in new })
+        } ?? original)
+    }
+
+    /// The diagnosing hop ended without a report: the first error stands.
+    func endTrustDiagnosis() -> URLError? {
+        guarded.withLock { guarded in
+            defer { guarded.trustDiagnosis = nil }
+            return guarded.trustDiagnosis
         }
     }
 }

@@ -21,6 +21,10 @@ final class TaskCore: Sendable {
     let delegate: (any SessionTaskDelegate)?
     private let initialKind: TaskKind
     let upload: UploadSource
+    /// See `SessionTask.offersTLSChallenges`. An atomic, not guarded state:
+    /// every https hop reads it, and a task without TLS challenges should
+    /// pay no lock for them.
+    let offersTLS = Atomic<Bool>(false)
     /// For a download made from resume data.
     let resumeFrom: ResumeData?
     let createdAt = Date()
@@ -57,8 +61,9 @@ final class TaskCore: Sendable {
         var progress: Progress?
         var taskDescription: String?
         var priority: Float = 0.5
-        /// See `SessionTask.offersTLSChallenges`.
-        var offersTLSChallenges = false
+        /// A certificate failure being diagnosed: a second handshake records
+        /// the chain to name what is wrong; this error stands if it cannot.
+        var trustDiagnosis: URLError?
         /// What this task's handlers answered to server trust, per "host:port".
         var trustAnswers: [String: TaskTrustAnswer] = [:]
         /// What they answered to client-certificate challenges, per "host:port".
@@ -113,9 +118,7 @@ final class TaskCore: Sendable {
                 highWatermark: configuration.streamBufferHighWatermark,
                 lowWatermark: configuration.streamBufferLowWatermark),
             hop: HopState(request: request, credential: nil), kind: kind))
-        if configuration.offersTLSChallenges {
-            guarded.withLock { $0.offersTLSChallenges = true }
-        }
+        if configuration.offersTLSChallenges { offersTLS.store(true, ordering: .relaxed) }
     }
 
     /// The task's last reference went away: nobody can pull or answer any
@@ -169,8 +172,8 @@ final class TaskCore: Sendable {
     }
 
     var offersTLSChallenges: Bool {
-        get { guarded.withLock { $0.offersTLSChallenges } }
-        set { guarded.withLock { $0.offersTLSChallenges = newValue } }
+        get { offersTLS.load(ordering: .relaxed) }
+        set { offersTLS.store(newValue, ordering: .relaxed) }
     }
 
     var priority: Float {
