@@ -75,6 +75,7 @@ static struct {
     const ASN1_TIME *(*X509_get0_notAfter)(const X509 *);
     int (*ASN1_TIME_to_tm)(const ASN1_TIME *, struct tm *);
     const EVP_MD *(*EVP_sha256)(void);
+    const EVP_MD *(*EVP_sha1)(void);
     int (*EVP_Digest)(const void *, size_t, unsigned char *, unsigned int *, const EVP_MD *, ENGINE *);
     X509_PUBKEY *(*X509_get_X509_PUBKEY)(const X509 *);
     int (*i2d_X509_PUBKEY)(const X509_PUBKEY *, unsigned char **);
@@ -129,6 +130,7 @@ static void resolve(void) {
     FIND(X509_get0_notAfter);
     FIND(ASN1_TIME_to_tm);
     FIND(EVP_sha256);
+    FIND(EVP_sha1);
     FIND(EVP_Digest);
     FIND(X509_get_X509_PUBKEY);
     FIND(i2d_X509_PUBKEY);
@@ -341,6 +343,12 @@ int ctls_sha256(const uint8_t *data, size_t length, uint8_t digest[32]) {
     if (!ctls_trust_available()) return 0;
     unsigned int size = 32;
     return ossl.EVP_Digest(data, length, digest, &size, ossl.EVP_sha256(), NULL) == 1 && size == 32;
+}
+
+int ctls_sha1(const uint8_t *data, size_t length, uint8_t digest[20]) {
+    if (!ctls_trust_available()) return 0;
+    unsigned int size = 20;
+    return ossl.EVP_Digest(data, length, digest, &size, ossl.EVP_sha1(), NULL) == 1 && size == 20;
 }
 
 int ctls_certificate_summarize(const uint8_t *der, size_t length, ctls_certificate_summary *summary) {

@@ -12,7 +12,7 @@ import FoundationNetworking
 package enum ParserFuzzing {
     package static let parsers = [
         "set-cookie", "www-authenticate", "location", "multipart", "resume-data", "cache-headers",
-        "request-headers", "cookie-file",
+        "request-headers", "cookie-file", "websocket-frames",
     ]
 
     /// Runs parser `name` over `data`. Returns false for an unknown name.
@@ -28,6 +28,7 @@ package enum ParserFuzzing {
         case "cache-headers": cacheHeaders(text)
         case "request-headers": requestHeaders(text)
         case "cookie-file": cookieFile(data)
+        case "websocket-frames": webSocketFrames(data)
         default: return false
         }
         return true
@@ -69,6 +70,35 @@ package enum ParserFuzzing {
     }
 
     /// The first byte picks where the body is cut in two chunks.
+    /// A server's bytes through the frame parser and message assembler, cut
+    /// where the first byte says (as a socket would split them). Checks: no
+    /// frame or message is longer than the limit, and the bytes taken never
+    /// exceed the bytes given.
+    private static func webSocketFrames(_ data: Data) {
+        let limit = 4096
+        var parser = WebSocketFrameParser(maximumFrameSize: limit)
+        var assembler = WebSocketMessageAssembler(maximumMessageSize: limit)
+        let cut = data.isEmpty ? 0 : Int(data[data.startIndex]) % (data.count + 1)
+        var payloadBytes = 0
+        do {
+            for piece in [data.prefix(cut), data.dropFirst(cut)] {
+                parser.append(Data(piece))
+                while let frame = try parser.next() {
+                    precondition(frame.payload.count <= limit, "a frame over the limit was returned")
+                    payloadBytes += frame.payload.count
+                    switch try assembler.receive(frame) {
+                    case .text(let text)?: precondition(text.utf8.count <= limit, "a message over the limit")
+                    case .binary(let bytes)?: precondition(bytes.count <= limit, "a message over the limit")
+                    default: break
+                    }
+                }
+            }
+        } catch {
+            precondition((1002...1009).contains(error.closeCode), "an error with an unexpected close code")
+        }
+        precondition(payloadBytes <= data.count, "the parser returned more payload than it was given")
+    }
+
     private static func multipart(_ data: Data) {
         guard var parser = MultipartReplaceParser(contentType: "multipart/x-mixed-replace; boundary=frame") else { return }
         let cut = data.isEmpty ? 0 : Int(data[data.startIndex]) % (data.count + 1)

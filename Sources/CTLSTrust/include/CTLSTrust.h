@@ -75,4 +75,8 @@ int ctls_certificate_summarize(const uint8_t *der, size_t length, ctls_certifica
 /// SHA-256 of `length` bytes into `digest`; returns 0 when unavailable.
 int ctls_sha256(const uint8_t *data, size_t length, uint8_t digest[32]);
 
+/// SHA-1 (the WebSocket handshake's Sec-WebSocket-Accept, RFC 6455 §4.2.2);
+/// returns 0 when unavailable.
+int ctls_sha1(const uint8_t *data, size_t length, uint8_t digest[20]);
+
 #endif
