@@ -92,6 +92,10 @@ static inline CURLcode ccurl_easy_getinfo_off_t(CURL *easy, CURLINFO info, curl_
 static inline CURLcode ccurl_easy_getinfo_string(CURL *easy, CURLINFO info, const char **value) {
     return curl_easy_getinfo(easy, info, value);
 }
+/// CURLINFO_ACTIVESOCKET (a curl_socket_t, an int on Linux).
+static inline CURLcode ccurl_easy_getinfo_socket(CURL *easy, curl_socket_t *value) {
+    return curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, value);
+}
 static inline CURLcode ccurl_easy_getinfo_pointer(CURL *easy, CURLINFO info, void **value) {
     return curl_easy_getinfo(easy, info, value);
 }

@@ -217,6 +217,24 @@ package final class CurlEngine: Sendable {
         shards[id.shard].commands.enqueue(.cancel(id, session, error))
     }
 
+    // MARK: Raw streams
+
+    /// Queues bytes on the open stream of connect-only transfer `id`; the
+    /// delegate hears `streamDidWrite` as they go out.
+    package func sendOnStream(_ id: TransferID, _ data: Data) {
+        shards[id.shard].commands.enqueue(.streamSend(id, data))
+    }
+
+    /// Undoes a `streamDidReceive` that returned false.
+    package func resumeReadingStream(_ id: TransferID) {
+        shards[id.shard].commands.enqueue(.streamResumeReading(id))
+    }
+
+    /// Closes the stream; its delegate hears `streamDidEnd` if it had not yet.
+    package func closeStream(_ id: TransferID) {
+        shards[id.shard].commands.enqueue(.streamClose(id))
+    }
+
     /// libcurl's version string, e.g. "libcurl/7.88.1 OpenSSL/3.0.x ...".
     package static var libcurlVersion: String {
         String(cString: curl_version())

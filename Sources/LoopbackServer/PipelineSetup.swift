@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 import NIOSSL
+import NIOWebSocket
 
 /// Builds the pipeline of each accepted connection, after SocketEdgeHandler
 /// (the fault routes' way to the raw socket):
@@ -49,7 +50,17 @@ struct PipelineSetup: Sendable {
     /// that does not parse gets a 400 and the connection is closed).
     static func configureHTTP1(_ channel: any Channel, connectionID: Int, auth: AuthState) throws {
         let sync = channel.pipeline.syncOperations
-        try sync.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
-        try sync.addHandler(RequestHandler(connectionID: connectionID, transport: .http1, auth: auth))
+        let handler = RequestHandler(connectionID: connectionID, transport: .http1, auth: auth)
+        // /ws/... upgrades to WebSocket (WebSocketRoutes.swift); the request
+        // handler leaves the pipeline when it does.
+        let upgrade: NIOHTTPServerUpgradeSendableConfiguration = (
+            upgraders: [WebSocketRoutes.upgrader()],
+            completionHandler: { context in
+                context.pipeline.removeHandler(name: "loopback-request", promise: nil)
+            }
+        )
+        try sync.configureHTTPServerPipeline(
+            withPipeliningAssistance: true, withServerUpgrade: upgrade, withErrorHandling: true)
+        try sync.addHandler(handler, name: "loopback-request")
     }
 }

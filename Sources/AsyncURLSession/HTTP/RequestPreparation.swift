@@ -26,7 +26,7 @@ enum RequestPreparation {
     static func transferRequest(
         for request: URLRequest, configuration: SessionConfiguration, credential: HopCredential? = nil,
         body: TransferRequest.Body, crossOrigin: Bool = false, tlsChallenges: TLSChallengeHop? = nil,
-        proxyCredential: HopCredential? = nil
+        proxyCredential: HopCredential? = nil, connectOnly: Bool = false
     ) -> Result<TransferRequest, URLError> {
         guard let url = request.url else {
             return .failure(URLError.make(.badURL, url: nil, reason: "The request has no URL."))
@@ -139,6 +139,7 @@ enum RequestPreparation {
             clientCertificate: clientCertificate,
             tlsChallenges: tlsChallenges?.check,
             proxy: configuration.proxy.flatMap { proxyRoute(for: url, in: $0, credential: proxyCredential) },
+            connectOnly: connectOnly,
             decompressionLimit: configuration.maximumDecompressionRatio > 0
                 ? DecompressionLimit(
                     ratio: configuration.maximumDecompressionRatio,

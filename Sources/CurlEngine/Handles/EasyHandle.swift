@@ -96,6 +96,12 @@ final class EasyHandle {
         return ccurl_easy_getinfo_off_t(raw, option, &value) == CURLE_OK ? Int64(value) : nil
     }
 
+    /// The connection's socket (CURLINFO_ACTIVESOCKET), nil when there is none.
+    func activeSocket() -> Int32? {
+        var socket: curl_socket_t = -1
+        return ccurl_easy_getinfo_socket(raw, &socket) == CURLE_OK && socket >= 0 ? socket : nil
+    }
+
     func info(string option: CURLINFO) -> String? {
         var value: UnsafePointer<CChar>?
         guard ccurl_easy_getinfo_string(raw, option, &value) == CURLE_OK, let value else { return nil }

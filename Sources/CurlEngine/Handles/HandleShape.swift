@@ -67,6 +67,7 @@ final class HandleShape {
         // the handle for a later transfer.
         // Nor proxy credentials: libcurl keeps proxy authentication state too.
         request.authentication == nil && request.tlsChallenges == nil && request.proxy?.user == nil
+            && !request.connectOnly
     }
 
     private static func hasBody(_ request: TransferRequest) -> Bool {

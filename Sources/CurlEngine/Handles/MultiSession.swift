@@ -101,6 +101,14 @@ final class MultiSession {
         return true
     }
 
+    /// A connect-only transfer's socket becomes a raw stream's: libcurl no
+    /// longer drives it, and the session stops tracking it (parked or
+    /// watched), so its epoll entry can carry the stream's tag.
+    func releaseSocket(_ socket: Int32) {
+        parkedSockets.remove(socket)
+        watchedSockets[socket] = nil
+    }
+
     func epollTag(for socket: Int32) -> UInt64 {
         UInt64(tag) << 32 | UInt64(UInt32(bitPattern: socket))
     }

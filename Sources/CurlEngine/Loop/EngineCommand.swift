@@ -11,6 +11,10 @@ enum EngineCommand: Sendable {
     case resumeReceiving(TransferID, EngineSessionID)
     case resumeSending(TransferID, EngineSessionID)
     case cancel(TransferID, EngineSessionID, URLError)
+    /// Raw streams (a connect-only transfer's connection, see `RawStream`).
+    case streamSend(TransferID, Data)
+    case streamResumeReading(TransferID)
+    case streamClose(TransferID)
     /// A Swift job for `EngineExecutor`, enqueued off the engine thread.
     case runJob(UnownedJob)
 }

@@ -49,6 +49,11 @@ final class EngineLoop {
     private static let sweepInterval: UInt64 = 250_000_000
     @exclusivity(unchecked) private var nextSweep: UInt64 = 0
     private static let commandTag: UInt64 = 0
+    /// Raw streams' sockets carry this in the upper half of their epoll tag
+    /// (sessions' tags count up from 1).
+    private static let streamTagPrefix: UInt64 = 0xFFFF_FFFF << 32
+    @exclusivity(unchecked) private var streams: [TransferID: (stream: RawStream, session: MultiSession)] = [:]
+    @exclusivity(unchecked) private var streamsBySocket: [Int32: TransferID] = [:]
 
     private let executor: EngineExecutor
     /// Held by whichever thread runs a turn (see the type's comment).
@@ -283,6 +288,9 @@ final class EngineLoop {
             timerArmedFor = .max
             return
         }
+        if tag & Self.streamTagPrefix == Self.streamTagPrefix {
+            return streamReady(socket: Int32(bitPattern: UInt32(truncatingIfNeeded: tag)), events: events)
+        }
         guard let session = sessionsByTag[UInt32(truncatingIfNeeded: tag >> 32)] else { return }
         let socket = Int32(bitPattern: UInt32(truncatingIfNeeded: tag))
         if session.parkedSocketBecameReady(socket) { return }
@@ -403,7 +411,68 @@ final class EngineLoop {
             abort(transfer, in: session, error: error)
         case .runJob(let job):
             executor.run(job)
+        case .streamSend(let id, let data):
+            guard let (stream, _) = streams[id] else { return }
+            stream.enqueue(data)
+            if let error = stream.writeAvailable() { return closeStream(id, error: error) }
+            updateStreamEvents(stream)
+        case .streamResumeReading(let id):
+            guard let (stream, _) = streams[id], stream.readPaused else { return }
+            stream.resumeReading()
+            if let end = stream.readAvailable() { return closeStream(id, error: end) }
+            updateStreamEvents(stream)
+        case .streamClose(let id):
+            closeStream(id, error: nil)
         }
+    }
+
+    // MARK: Raw streams
+
+    /// A connect-only transfer connected: its connection becomes a stream.
+    private func openStream(_ transfer: Transfer, in session: MultiSession) -> Bool {
+        guard let delegate = transfer.delegate as? any RawStreamDelegate,
+            let socket = transfer.easy.activeSocket()
+        else { return false }
+        let stream = RawStream(
+            id: transfer.id, easy: transfer.easy, socket: socket, delegate: delegate, url: transfer.request.url)
+        session.releaseSocket(socket)
+        let tag = Self.streamTagPrefix | UInt64(UInt32(bitPattern: socket))
+        if ccurl_epoll_ctl(epollFD, EPOLL_CTL_MOD, socket, stream.events, tag) != 0 {
+            guard ccurl_epoll_ctl(epollFD, EPOLL_CTL_ADD, socket, stream.events, tag) == 0 else { return false }
+        }
+        streams[transfer.id] = (stream, session)
+        streamsBySocket[socket] = transfer.id
+        return true
+    }
+
+    private func streamReady(socket: Int32, events: UInt32) {
+        guard let id = streamsBySocket[socket], let (stream, _) = streams[id] else {
+            _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_DEL, socket, 0, 0)
+            return
+        }
+        if events & EPOLLOUT.rawValue != 0, let error = stream.writeAvailable() {
+            return closeStream(id, error: error)
+        }
+        if events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0, let end = stream.readAvailable() {
+            return closeStream(id, error: end)
+        }
+        updateStreamEvents(stream)
+    }
+
+    private func updateStreamEvents(_ stream: RawStream) {
+        let tag = Self.streamTagPrefix | UInt64(UInt32(bitPattern: stream.socket))
+        _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_MOD, stream.socket, stream.events, tag)
+    }
+
+    /// Ends a stream: out of epoll first (its socket number is free for
+    /// reuse once libcurl closes it), then the handle leaves the multi,
+    /// which closes the connection.
+    private func closeStream(_ id: TransferID, error: URLError?) {
+        guard let (stream, session) = streams.removeValue(forKey: id) else { return }
+        streamsBySocket[stream.socket] = nil
+        _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_DEL, stream.socket, 0, 0)
+        _ = curl_multi_remove_handle(session.raw, stream.easy.raw)
+        stream.end(error)
     }
 
     private func lookup(_ id: TransferID, _ sessionID: EngineSessionID) -> (MultiSession, Transfer)? {
@@ -422,6 +491,10 @@ final class EngineLoop {
 
     private func closeSession(_ id: EngineSessionID) {
         guard let session = sessionsByID[id] else { return }
+        for (streamID, entry) in streams where entry.session === session {
+            closeStream(streamID, error: URLError.make(
+                .cancelled, url: entry.stream.url, reason: "The session was invalidated."))
+        }
         for transfer in Array(session.transfers.values) {
             abort(transfer, in: session, error: URLError.make(
                 .cancelled, url: transfer.request.url, reason: "The session was invalidated."))
@@ -504,6 +577,22 @@ final class EngineLoop {
     }
 
     private func finish(_ transfer: Transfer, in session: MultiSession, outcome: consuming TransferOutcome) {
+        if transfer.request.connectOnly, outcome.error == nil, !transfer.discarding {
+            // Connected: the handle stays in the multi as a raw stream's.
+            session.transfers[transfer.id] = nil
+            transfer.placement.finished(on: shard.index)
+            transfer.releaseResources()
+            if openStream(transfer, in: session) {
+                completedBatch.append((transfer.delegate, transfer.id, outcome))
+                return
+            }
+            outcome.error = URLError.make(
+                .cannotConnectToHost, url: transfer.request.url,
+                reason: "libcurl connected but gave no socket for the stream.")
+            _ = curl_multi_remove_handle(session.raw, transfer.easy.raw)
+            completedBatch.append((transfer.delegate, transfer.id, outcome))
+            return
+        }
         _ = curl_multi_remove_handle(session.raw, transfer.easy.raw)
         session.transfers[transfer.id] = nil
         transfer.placement.finished(on: shard.index)

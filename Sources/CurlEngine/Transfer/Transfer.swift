@@ -280,6 +280,16 @@ final class Transfer {
             configureTLSChallenges(challenges, check)
         }
 
+        if request.connectOnly {
+            check(handle.set(CURLOPT_CONNECT_ONLY, 1))
+            // ALPN offers http/1.1 only: the bytes that follow are an
+            // HTTP/1.1 Upgrade, which an h2 connection cannot carry.
+            check(handle.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1))
+            // Through an HTTP proxy, a tunnel even for a cleartext URL: the
+            // bytes that follow are ours, not a request for the proxy.
+            if request.proxy != nil { check(handle.set(CURLOPT_HTTPPROXYTUNNEL, 1)) }
+        }
+
         configureMethodAndBody(check)
         if let authentication = request.authentication {
             // One method bit only: with several, libcurl first sends the request

@@ -57,6 +57,9 @@ package final class TransferRequest: Sendable {
     package let tlsChallenges: TLSChallengeCheck?
     /// The proxy to go through; nil: straight to the origin.
     package let proxy: ProxyRoute?
+    /// Only connect (TCP, proxy tunnel, TLS), send nothing: the connection
+    /// becomes a raw stream (`RawStreamDelegate`) when the transfer completes.
+    package let connectOnly: Bool
     /// How far a compressed body may grow when decoded; nil: no limit.
     package let decompressionLimit: DecompressionLimit?
     /// The value for Accept-Encoding that libcurl both sends and decodes;
@@ -82,6 +85,7 @@ package final class TransferRequest: Sendable {
         clientCertificate: ClientCertificate? = nil,
         tlsChallenges: TLSChallengeCheck? = nil,
         proxy: ProxyRoute? = nil,
+        connectOnly: Bool = false,
         decompressionLimit: DecompressionLimit? = nil,
         acceptEncoding: String?,
         userAgent: String? = nil,
@@ -99,6 +103,7 @@ package final class TransferRequest: Sendable {
         self.clientCertificate = clientCertificate
         self.tlsChallenges = tlsChallenges
         self.proxy = proxy
+        self.connectOnly = connectOnly
         self.decompressionLimit = decompressionLimit
         self.acceptEncoding = acceptEncoding
         self.userAgent = userAgent

@@ -1,0 +1,87 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A WebSocket connection (RFC 6455 over an HTTP/1.1 Upgrade, ws and wss),
+/// as `URLSessionWebSocketTask`, async first.
+///
+/// ```swift
+/// let socket = session.webSocketTask(with: URL(string: "wss://example.com/chat")!, protocols: ["chat"])
+/// socket.resume()
+/// try await socket.send(.string("hello"))
+/// for try await message in socket.messages { print(message) }
+/// ```
+///
+/// libcurl connects (TCP, proxies, TLS verified as every other connection);
+/// the framing is this library's own. Every frame sent is masked; text
+/// messages are checked to be UTF-8; pings are answered; a message over
+/// `maximumMessageSize` closes the connection with 1009. Messages wait in a
+/// buffer of 1 MiB for `receive()`; beyond it the socket is not read, so a
+/// slow consumer slows the server instead of filling memory.
+public final class WebSocketTask: Sendable {
+    let connection: WebSocketConnection
+
+    init(connection: WebSocketConnection) {
+        self.connection = connection
+    }
+
+    public var taskIdentifier: Int { connection.identifier }
+    public var originalRequest: URLRequest { connection.request }
+
+    /// The largest message received before the connection closes with
+    /// 1009 (`messageTooBig`); 1 MiB by default, as Apple's. Set it before
+    /// `resume()`.
+    public var maximumMessageSize: Int {
+        get { connection.maximumMessageSize }
+        set { connection.maximumMessageSize = newValue }
+    }
+
+    /// The subprotocol the server chose, once open.
+    public var negotiatedProtocol: String? { connection.negotiatedProtocol }
+    /// `.invalid` until the connection closes.
+    public var closeCode: WebSocketCloseCode { connection.closeCode }
+    public var closeReason: Data? { connection.closeReason }
+    /// Why the connection failed, if it did.
+    public var error: (any Error)? { connection.error }
+
+    /// Connects and opens the WebSocket.
+    public func resume() { connection.resume() }
+
+    /// Sends a message; returns once it was handed to the socket.
+    public func send(_ message: WebSocketMessage) async throws {
+        switch message {
+        case .string(let text): try await connection.send(WebSocketFrame(opcode: .text, payload: Data(text.utf8)))
+        case .data(let data): try await connection.send(WebSocketFrame(opcode: .binary, payload: data))
+        }
+    }
+
+    /// The next message. Throws once the connection closed (the error says
+    /// why; after a clean close, `URLError(.networkConnectionLost)` naming
+    /// the close code).
+    public func receive() async throws -> WebSocketMessage {
+        if let message = try await connection.receive() { return message }
+        throw URLError.make(
+            .networkConnectionLost, url: originalRequest.url?.absoluteString,
+            reason: "The WebSocket was closed (code \(closeCode.rawValue)).")
+    }
+
+    /// Messages as they arrive; ends after a clean close, throws after a failure.
+    public var messages: AsyncThrowingStream<WebSocketMessage, any Error> {
+        let connection = connection
+        return AsyncThrowingStream {
+            try await connection.receive()
+        }
+    }
+
+    /// Sends a ping and returns when its pong arrives.
+    public func sendPing() async throws { try await connection.sendPing() }
+
+    /// Closes the connection with a close frame (`code`, `reason`).
+    public func cancel(with closeCode: WebSocketCloseCode, reason: Data?) {
+        connection.close(code: closeCode, reason: reason)
+    }
+
+    /// Closes the connection (1001, going away), as URLSessionTask.cancel().
+    public func cancel() { connection.close(code: .goingAway, reason: nil) }
+}
