@@ -9,13 +9,9 @@ import Testing
 /// `waitsForConnectivity`: a task that cannot reach its server waits and
 /// retries until the resource timeout instead of failing at once.
 @Suite struct WaitsForConnectivityTests {
-    /// A port nothing listens on now: a server's, once it has stopped.
-    private func freePort() async throws -> Int {
-        let server = try await LoopbackServer.start()
-        let port = server.port
-        try await server.shutdown()
-        return port
-    }
+    /// A port nothing listens on, held so that no other test's server
+    /// takes it (see `PortReservation`).
+    private func freePort() throws -> PortReservation { try PortReservation() }
 
     private func configuration(resourceTimeout: Double = 60) -> SessionConfiguration {
         var configuration = testConfiguration()
@@ -26,16 +22,18 @@ import Testing
 
     @Test func serverComingUpLater_isReached_afterOneWaitingEvent() async throws {
         try await withTimeLimit {
-            let port = try await freePort()
+            let reservation = try freePort()
+            let port = reservation.port
             let task = Session(configuration: configuration())
                 .dataTask(with: URL(string: "http://127.0.0.1:\(port)/bytes/5")!)
             task.resume()
-            let late = Task {
-                try await Task.sleep(for: .milliseconds(600))
-                return try await LoopbackServer.start(LoopbackServer.Options(port: port))
-            }
-            let recorded = await record(task)
-            try await late.value.shutdown()
+            let recording = Task { await record(task) }
+            try await Task.sleep(for: .milliseconds(600))
+            reservation.release()
+            // Awaited first: a server that cannot start fails the test now.
+            let server = try await LoopbackServer.start(LoopbackServer.Options(port: port))
+            let recorded = await recording.value
+            try await server.shutdown()
             #expect(recorded.error == nil)
             #expect(recorded.kinds.filter { $0 == "waitingForConnectivity" }.count == 1)
             #expect(recorded.kinds.first == "waitingForConnectivity")
@@ -45,7 +43,9 @@ import Testing
 
     @Test func nobodyEverListening_failsAsTimedOut_atTheResourceTimeout() async throws {
         try await withTimeLimit {
-            let port = try await freePort()
+            let reservation = try freePort()
+            defer { reservation.release() }
+            let port = reservation.port
             let started = ContinuousClock.now
             let session = Session(configuration: configuration(resourceTimeout: 1.5))
             let error = await #expect(throws: URLError.self) {
@@ -59,7 +59,9 @@ import Testing
 
     @Test func offByDefault_failsAtOnce() async throws {
         try await withTimeLimit {
-            let port = try await freePort()
+            let reservation = try freePort()
+            defer { reservation.release() }
+            let port = reservation.port
             let error = await #expect(throws: URLError.self) {
                 _ = try await Session(configuration: testConfiguration()).data(from: URL(string: "http://127.0.0.1:\(port)/")!)
             }
@@ -69,7 +71,9 @@ import Testing
 
     @Test func cancellingAWaitingTask_endsIt() async throws {
         try await withTimeLimit {
-            let port = try await freePort()
+            let reservation = try freePort()
+            defer { reservation.release() }
+            let port = reservation.port
             let task = Session(configuration: configuration()).dataTask(with: URL(string: "http://127.0.0.1:\(port)/")!)
             task.resume()
             var error: URLError?

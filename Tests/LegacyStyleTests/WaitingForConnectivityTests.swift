@@ -28,15 +28,16 @@ final class ConnectivityDelegate: NSObject, URLSessionDataDelegate, Sendable {
 
 @Suite struct WaitingForConnectivityTests {
     @Test func classicDelegate_isToldOnce_andTheTaskSucceedsWhenTheServerComesUp() async throws {
-        let stopped = try await LoopbackServer.start()
-        let port = stopped.port
-        try await stopped.shutdown()
+        // Held until the server starts: no other test's server can take it.
+        let reservation = try PortReservation()
+        let port = reservation.port
         let configuration = legacyConfiguration()
         configuration.waitsForConnectivity = true
         let delegate = ConnectivityDelegate()
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         session.dataTask(with: URL(string: "http://127.0.0.1:\(port)/bytes/7")!).resume()
         try await Task.sleep(for: .milliseconds(600))
+        reservation.release()
         let server = try await LoopbackServer.start(LoopbackServer.Options(port: port))
         try await withTimeLimit { await delegate.completed.wait() }
         try await server.shutdown()

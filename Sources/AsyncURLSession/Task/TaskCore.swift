@@ -61,17 +61,36 @@ final class TaskCore: Sendable {
         var progress: Progress?
         var taskDescription: String?
         var priority: Float = 0.5
-        /// A certificate failure being diagnosed: a second handshake records
-        /// the chain to name what is wrong; this error stands if it cannot.
-        var trustDiagnosis: URLError?
-        /// What this task's handlers answered to server trust, per "host:port".
-        var trustAnswers: [String: TaskTrustAnswer] = [:]
-        /// What they answered to client-certificate challenges, per "host:port".
-        var clientCertificateAnswers: [String: TaskClientCertificateAnswer] = [:]
-        /// TLS challenges offered during this task.
-        var tlsChallengeCount = 0
-        /// The credential a handler gave for the session's proxy (a 407).
-        var proxyCredential: HopCredential?
+        /// TLS-challenge and proxy answers: rare, so kept in a box made on
+        /// first write (see `TaskConnectionState`); a task that never needs
+        /// them pays one pointer.
+        fileprivate(set) var connectionState: TaskConnectionState? = nil
+        private mutating func connection() -> TaskConnectionState {
+            if let state = connectionState { return state }
+            let state = TaskConnectionState()
+            connectionState = state
+            return state
+        }
+        var trustDiagnosis: URLError? {
+            get { connectionState?.trustDiagnosis }
+            set { connection().trustDiagnosis = newValue }
+        }
+        var trustAnswers: [String: TaskTrustAnswer] {
+            get { connectionState?.trustAnswers ?? [:] }
+            set { connection().trustAnswers = newValue }
+        }
+        var clientCertificateAnswers: [String: TaskClientCertificateAnswer] {
+            get { connectionState?.clientCertificateAnswers ?? [:] }
+            set { connection().clientCertificateAnswers = newValue }
+        }
+        var tlsChallengeCount: Int {
+            get { connectionState?.tlsChallengeCount ?? 0 }
+            set { connection().tlsChallengeCount = newValue }
+        }
+        var proxyCredential: HopCredential? {
+            get { connectionState?.proxyCredential }
+            set { connection().proxyCredential = newValue }
+        }
         /// The public task, for handler calls. Weak: the task owns this core.
         weak var owner: SessionTask?
         /// Response handlers are deciding: the response is not published yet.

@@ -50,7 +50,7 @@ public final class ServerTrust: Sendable, CustomStringConvertible {
         case 62, 64:
             let names = leaf.subjectAlternativeNames.isEmpty
                 ? "no subject alternative names" : leaf.subjectAlternativeNames.joined(separator: ", ")
-            return "The server's certificate is not valid for \(host): it lists \(names). "
+            return "The server's certificate is not valid for \(host) (the host does not match: it lists \(names)). "
                 + "Connect by a name the certificate lists, or fix the certificate (\(openSSL))"
         case 2, 19, 20, 21:
             let top = certificates.last ?? leaf

@@ -51,3 +51,22 @@ final class TLSChallengeAnswers: Sendable {
     /// "host:port", lowercased, the key of both stores.
     static func key(host: String, port: Int) -> String { "\(host.lowercased()):\(port)" }
 }
+
+/// A task's TLS-challenge and proxy answers (`TaskCore.Guarded` forwards
+/// to it). A class made on first use, not fields of the task: 10,000 tasks
+/// in flight that never meet a challenge keep 8 bytes each instead of about
+/// a hundred.
+final class TaskConnectionState: @unchecked Sendable {
+    // @unchecked: created and touched only inside its task's `guarded` lock.
+    /// A certificate failure being diagnosed: a second handshake records
+    /// the chain to name what is wrong; this error stands if it cannot.
+    var trustDiagnosis: URLError?
+    /// What this task's handlers answered to server trust, per "host:port".
+    var trustAnswers: [String: TaskTrustAnswer] = [:]
+    /// What they answered to client-certificate challenges, per "host:port".
+    var clientCertificateAnswers: [String: TaskClientCertificateAnswer] = [:]
+    /// TLS challenges offered during this task.
+    var tlsChallengeCount = 0
+    /// The credential a handler gave for the session's proxy (a 407).
+    var proxyCredential: HopCredential?
+}

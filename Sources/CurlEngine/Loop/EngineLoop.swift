@@ -446,10 +446,10 @@ final class EngineLoop {
     }
 
     private func streamReady(socket: Int32, events: UInt32) {
-        guard let id = streamsBySocket[socket], let (stream, _) = streams[id] else {
-            _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_DEL, socket, 0, 0)
-            return
-        }
+        // A stream closed earlier in this turn: its socket left the set then,
+        // and the number may already be a new connection's (libcurl closed
+        // the old one): this stale event must not touch it.
+        guard let id = streamsBySocket[socket], let (stream, _) = streams[id] else { return }
         if events & EPOLLOUT.rawValue != 0, let error = stream.writeAvailable() {
             return closeStream(id, error: error)
         }

@@ -47,8 +47,9 @@ package final class TLSChallengeCheck: Sendable {
     }
 }
 
-/// What stopped a handshake for the task to decide.
-package enum TLSChallengeReport: Sendable {
+/// What stopped a handshake for the task to decide. Indirect: every
+/// transfer holds one optional, almost always nil, at a pointer's size.
+package indirect enum TLSChallengeReport: Sendable {
     /// The chain as the server sent it (DER, leaf first) and what default
     /// verification said of it (OpenSSL's result; 0 when trusted).
     case serverTrust(host: String, certificates: [Data], verifyError: Int)
