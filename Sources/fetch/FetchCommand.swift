@@ -79,6 +79,10 @@ struct FetchCommand: AsyncParsableCommand {
                 configuration.proxy = ProxyConfiguration.fromEnvironment()
             }
             let session = Session(configuration: configuration)
+            if let scheme = request.url?.scheme?.lowercased(), scheme == "ws" || scheme == "wss" {
+                try await WebSocketConsole(silent: silent).run(session.webSocketTask(with: request))
+                return
+            }
             let task: SessionTask
             if let uploadFile {
                 var uploadRequest = request

@@ -6,7 +6,7 @@ import Foundation
 enum RequestBuilder {
     static func request(url text: String, method: String?, headers: [String], data: String?) throws -> URLRequest {
         guard let url = URL(string: text), url.scheme != nil else {
-            throw FetchError("'\(text)' is not a URL; write it as http://host/path or https://host/path")
+            throw FetchError("'\(text)' is not a URL; write it as http://host/path, https://host/path or ws(s)://host/path")
         }
         var request = URLRequest(url: url)
         for header in headers {

@@ -173,6 +173,35 @@ import Testing
         }
     }
 
+    @Test func fetchCLI_sendsStandardInputLines_andPrintsMessages() async throws {
+        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("fetch")
+        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
+        try await withServer { server in
+            let process = Process()
+            process.executableURL = fetch
+            process.arguments = ["-s", wsURL(server, "/ws/echo").absoluteString]
+            let input = Pipe()
+            let output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+                do {
+                    try process.run()
+                    input.fileHandleForWriting.write(Data("first line\nsecond line\n".utf8))
+                    try input.fileHandleForWriting.close()
+                } catch {
+                    continuation.resume(throwing: error)
+                }
+            }
+            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(status == 0)
+            #expect(printed == "first line\nsecond line\n")
+        }
+    }
+
     @Test func badScheme_failsClearly() async throws {
         let socket = Session(configuration: testConfiguration()).webSocketTask(with: URL(string: "ftp://127.0.0.1/x")!)
         socket.resume()
