@@ -202,6 +202,38 @@ import Testing
         }
     }
 
+    @Test func finishTasksAndInvalidate_letsAnOpenSocketRun_andItsSessionEndsAfter() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let socket = session.webSocketTask(with: wsURL(server, "/ws/echo"))
+            socket.resume()
+            try await socket.send(.string("before"))
+            _ = try await socket.receive()
+            session.finishTasksAndInvalidate()
+            try await socket.send(.string("after"))
+            let echoed = try await socket.receive()
+            #expect(echoed == .string("after"))
+            socket.cancel(with: .normalClosure, reason: nil)
+            for try await _ in socket.messages {}
+            let refused = session.webSocketTask(with: wsURL(server, "/ws/echo"))
+            refused.resume()
+            let error = await #expect(throws: URLError.self) { _ = try await refused.receive() }
+            #expect(error?.code == .cancelled)
+        }
+    }
+
+    @Test func invalidateAndCancel_closesOpenSockets() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let socket = session.webSocketTask(with: wsURL(server, "/ws/echo"))
+            socket.resume()
+            try await socket.sendPing()
+            session.invalidateAndCancel()
+            for try await _ in socket.messages {}
+            #expect(socket.closeCode == .goingAway)
+        }
+    }
+
     @Test func badScheme_failsClearly() async throws {
         let socket = Session(configuration: testConfiguration()).webSocketTask(with: URL(string: "ftp://127.0.0.1/x")!)
         socket.resume()

@@ -32,7 +32,13 @@ final class SessionContext: Sendable {
     struct TaskTable: ~Copyable {
         var nextIdentifier = 1
         var live: [Int: TaskCore] = [:]
+        /// Open WebSocket connections: the session keeps each until it ends
+        /// (as Apple's sessions keep their tasks), and closes its pool after
+        /// the last one when invalidated.
+        var sockets: [Int: WebSocketConnection] = [:]
         var invalidation: Invalidation = .none
+
+        var isIdle: Bool { live.isEmpty && sockets.isEmpty }
     }
 
     enum Invalidation {
@@ -75,10 +81,31 @@ final class SessionContext: Sendable {
         }
     }
 
+    /// A WebSocket connection starts; false when the session was invalidated.
+    func registerSocket(_ connection: WebSocketConnection) -> Bool {
+        table.withLock { table in
+            guard case .none = table.invalidation else { return false }
+            table.sockets[connection.identifier] = connection
+            return true
+        }
+    }
+
+    func unregisterSocket(_ identifier: Int) {
+        let closeNow = table.withLock { table -> Bool in
+            guard table.sockets.removeValue(forKey: identifier) != nil else { return false }
+            if case .afterRunningTasks = table.invalidation, table.isIdle {
+                table.invalidation = .done
+                return true
+            }
+            return false
+        }
+        if closeNow { CurlEngine.shared.closeSession(engineID) }
+    }
+
     func unregister(_ identifier: Int) {
         let closeNow = table.withLock { table -> Bool in
             table.live[identifier] = nil
-            if case .afterRunningTasks = table.invalidation, table.live.isEmpty {
+            if case .afterRunningTasks = table.invalidation, table.isIdle {
                 table.invalidation = .done
                 return true
             }
@@ -95,20 +122,21 @@ final class SessionContext: Sendable {
         guard !isShared else { return }
         let closeNow = table.withLock { table -> Bool in
             guard case .none = table.invalidation else { return false }
-            table.invalidation = table.live.isEmpty ? .done : .afterRunningTasks
-            return table.live.isEmpty
+            table.invalidation = table.isIdle ? .done : .afterRunningTasks
+            return table.isIdle
         }
         if closeNow { CurlEngine.shared.closeSession(engineID) }
     }
 
     func invalidateAndCancel() {
         guard !isShared else { return }
-        let cores = table.withLock { table -> [TaskCore] in
-            if case .done = table.invalidation { return [] }
-            table.invalidation = table.live.isEmpty ? .done : .afterRunningTasks
-            return Array(table.live.values)
+        let (cores, sockets) = table.withLock { table -> ([TaskCore], [WebSocketConnection]) in
+            if case .done = table.invalidation { return ([], []) }
+            table.invalidation = table.isIdle ? .done : .afterRunningTasks
+            return (Array(table.live.values), Array(table.sockets.values))
         }
         for core in cores { core.cancel() }
-        if cores.isEmpty { CurlEngine.shared.closeSession(engineID) }
+        for socket in sockets { socket.close(code: .goingAway, reason: nil) }
+        if cores.isEmpty && sockets.isEmpty { CurlEngine.shared.closeSession(engineID) }
     }
 }

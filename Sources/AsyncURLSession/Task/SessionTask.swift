@@ -113,8 +113,6 @@ public final class SessionTask: Sendable {
         Task { completionHandler(await core.cancelByProducingResumeData()) }
     }
 
-    /// The task's lifecycle as events; finishes after the last one, or throws
-    /// the task's error. See the type's documentation for the rules.
     /// Makes a data or upload task collect its whole body for
     /// `collectedData()` instead of delivering `events`, as
     /// `Session.data(for:)` does: no event per chunk, one buffer of the
@@ -179,6 +177,8 @@ public final class SessionTask: Sendable {
         }
     }
 
+    /// The task's lifecycle as events; finishes after the last one, or throws
+    /// the task's error. See the type's documentation for the rules.
     public var events: AsyncThrowingStream<TaskEvent, any Error> {
         // The closure keeps the task (and so the transfer) alive while someone
         // holds the stream, even after the caller dropped the task itself.

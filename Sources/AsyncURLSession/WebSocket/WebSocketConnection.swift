@@ -80,6 +80,12 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, Sendable {
     // MARK: - Opening
 
     func resume() {
+        guard guarded.withLock({ if case .idle = $0.state { return true } else { return false } }) else { return }
+        guard context.registerSocket(self) else {
+            return fail(
+                URLError.make(.cancelled, url: url, reason: "The session was invalidated; create a new Session for new tasks."),
+                code: .abnormalClosure)
+        }
         let start = guarded.withLock { guarded -> (TransferID, TransferRequest)? in
             guard case .idle = guarded.state else { return nil }
             guard let prepared = prepareConnect() else { return nil }
@@ -217,6 +223,7 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, Sendable {
             return !actions.ended
         }
         actions.run(engine: engine, id: id)
+        if actions.ended { context.unregisterSocket(identifier) }
         return keepReading
     }
 
@@ -523,10 +530,12 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, Sendable {
     private func fail(_ error: URLError, code: WebSocketCloseCode) {
         let waiters = guarded.withLock { EndWaiters.take(from: &$0, error: error, code: code, reason: nil) }
         waiters.resume()
+        context.unregisterSocket(identifier)
     }
 
     private func finish(code: WebSocketCloseCode?, reason: Data?, error: URLError?) {
         let waiters = guarded.withLock { EndWaiters.take(from: &$0, error: error, code: code, reason: reason) }
         waiters.resume()
+        context.unregisterSocket(identifier)
     }
 }
