@@ -230,6 +230,12 @@ package final class CurlEngine: Sendable {
         shards[id.shard].commands.enqueue(.streamResumeReading(id))
     }
 
+    /// Half-closes the stream once its queued bytes are sent (a TCP FIN):
+    /// the peer reads the end, and this side can still read.
+    package func closeStreamForWriting(_ id: TransferID) {
+        shards[id.shard].commands.enqueue(.streamCloseWrite(id))
+    }
+
     /// Closes the stream; its delegate hears `streamDidEnd` if it had not yet.
     package func closeStream(_ id: TransferID) {
         shards[id.shard].commands.enqueue(.streamClose(id))

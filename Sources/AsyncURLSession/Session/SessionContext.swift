@@ -32,10 +32,10 @@ final class SessionContext: Sendable {
     struct TaskTable: ~Copyable {
         var nextIdentifier = 1
         var live: [Int: TaskCore] = [:]
-        /// Open WebSocket connections: the session keeps each until it ends
+        /// Open WebSocket and stream connections: the session keeps each until it ends
         /// (as Apple's sessions keep their tasks), and closes its pool after
         /// the last one when invalidated.
-        var sockets: [Int: WebSocketConnection] = [:]
+        var sockets: [Int: any SessionConnection] = [:]
         var invalidation: Invalidation = .none
 
         var isIdle: Bool { live.isEmpty && sockets.isEmpty }
@@ -81,8 +81,8 @@ final class SessionContext: Sendable {
         }
     }
 
-    /// A WebSocket connection starts; false when the session was invalidated.
-    func registerSocket(_ connection: WebSocketConnection) -> Bool {
+    /// A WebSocket or stream connection starts; false when the session was invalidated.
+    func registerConnection(_ connection: any SessionConnection) -> Bool {
         table.withLock { table in
             guard case .none = table.invalidation else { return false }
             table.sockets[connection.identifier] = connection
@@ -90,7 +90,7 @@ final class SessionContext: Sendable {
         }
     }
 
-    func unregisterSocket(_ identifier: Int) {
+    func unregisterConnection(_ identifier: Int) {
         let closeNow = table.withLock { table -> Bool in
             guard table.sockets.removeValue(forKey: identifier) != nil else { return false }
             if case .afterRunningTasks = table.invalidation, table.isIdle {
@@ -130,13 +130,21 @@ final class SessionContext: Sendable {
 
     func invalidateAndCancel() {
         guard !isShared else { return }
-        let (cores, sockets) = table.withLock { table -> ([TaskCore], [WebSocketConnection]) in
+        let (cores, sockets) = table.withLock { table -> ([TaskCore], [any SessionConnection]) in
             if case .done = table.invalidation { return ([], []) }
             table.invalidation = table.isIdle ? .done : .afterRunningTasks
             return (Array(table.live.values), Array(table.sockets.values))
         }
         for core in cores { core.cancel() }
-        for socket in sockets { socket.close(code: .goingAway, reason: nil) }
+        for socket in sockets { socket.closeForInvalidation() }
         if cores.isEmpty && sockets.isEmpty { CurlEngine.shared.closeSession(engineID) }
     }
+}
+
+/// A connection a session keeps while it is open (WebSocket and stream
+/// tasks), as it keeps its tasks.
+protocol SessionConnection: AnyObject, Sendable {
+    var identifier: Int { get }
+    /// `invalidateAndCancel()`: end it now.
+    func closeForInvalidation()
 }

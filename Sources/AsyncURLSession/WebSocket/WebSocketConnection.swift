@@ -13,7 +13,7 @@ import Synchronization
 /// callers are resumed after the lock is let go. Backpressure: once
 /// `bufferLimit` bytes of messages wait for `receive()`, reading stops
 /// until they are taken, so a slow consumer slows the socket.
-final class WebSocketConnection: TransferDelegate, RawStreamDelegate, Sendable {
+final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionConnection, Sendable {
     let identifier: Int
     let context: SessionContext
     let request: URLRequest
@@ -81,7 +81,7 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, Sendable {
 
     func resume() {
         guard guarded.withLock({ if case .idle = $0.state { return true } else { return false } }) else { return }
-        guard context.registerSocket(self) else {
+        guard context.registerConnection(self) else {
             return fail(
                 URLError.make(.cancelled, url: url, reason: "The session was invalidated; create a new Session for new tasks."),
                 code: .abnormalClosure)
@@ -223,7 +223,7 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, Sendable {
             return !actions.ended
         }
         actions.run(engine: engine, id: id)
-        if actions.ended { context.unregisterSocket(identifier) }
+        if actions.ended { context.unregisterConnection(identifier) }
         return keepReading
     }
 
@@ -527,15 +527,17 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, Sendable {
 
     // MARK: - Ending
 
+    func closeForInvalidation() { close(code: .goingAway, reason: nil) }
+
     private func fail(_ error: URLError, code: WebSocketCloseCode) {
         let waiters = guarded.withLock { EndWaiters.take(from: &$0, error: error, code: code, reason: nil) }
         waiters.resume()
-        context.unregisterSocket(identifier)
+        context.unregisterConnection(identifier)
     }
 
     private func finish(code: WebSocketCloseCode?, reason: Data?, error: URLError?) {
         let waiters = guarded.withLock { EndWaiters.take(from: &$0, error: error, code: code, reason: reason) }
         waiters.resume()
-        context.unregisterSocket(identifier)
+        context.unregisterConnection(identifier)
     }
 }

@@ -15,6 +15,8 @@ enum EngineCommand: Sendable {
     case streamSend(TransferID, Data)
     case streamResumeReading(TransferID)
     case streamClose(TransferID)
+    /// Half-close: no more bytes will be sent (after the queued ones).
+    case streamCloseWrite(TransferID)
     /// A Swift job for `EngineExecutor`, enqueued off the engine thread.
     case runJob(UnownedJob)
 }

@@ -423,6 +423,11 @@ final class EngineLoop {
             updateStreamEvents(stream)
         case .streamClose(let id):
             closeStream(id, error: nil)
+        case .streamCloseWrite(let id):
+            guard let (stream, _) = streams[id] else { return }
+            stream.closeWriteWhenSent()
+            if let error = stream.writeAvailable() { return closeStream(id, error: error) }
+            updateStreamEvents(stream)
         }
     }
 

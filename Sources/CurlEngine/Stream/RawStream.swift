@@ -22,6 +22,9 @@ final class RawStream {
     @exclusivity(unchecked) private(set) var bytesWritten: Int64 = 0
     @exclusivity(unchecked) private(set) var readPaused = false
     @exclusivity(unchecked) private(set) var ended = false
+    /// Half-close asked: shut the socket for writing once `pending` is sent.
+    @exclusivity(unchecked) private var shutdownWhenSent = false
+    @exclusivity(unchecked) private var writeShut = false
 
     /// One recv reads at most this much; TLS records are up to 16 KiB.
     private static let readSize = 64 * 1024
@@ -67,9 +70,11 @@ final class RawStream {
     func resumeReading() { readPaused = false }
 
     func enqueue(_ data: Data) {
-        guard !data.isEmpty else { return }
+        guard !data.isEmpty, !shutdownWhenSent else { return }
         pending.append(data)
     }
+
+    func closeWriteWhenSent() { shutdownWhenSent = true }
 
     /// Sends what it can; returns an error when the connection failed.
     func writeAvailable() -> URLError? {
@@ -92,6 +97,12 @@ final class RawStream {
             }
         }
         if wroteAny { delegate.streamDidWrite(totalBytes: bytesWritten, of: id) }
+        if shutdownWhenSent, pending.isEmpty, !writeShut {
+            // A FIN for plain TCP. Over TLS the peer sees the TCP end too (no
+            // close_notify: libcurl 7.88.1 offers no TLS half-close).
+            writeShut = true
+            _ = shutdown(socket, Int32(SHUT_WR))
+        }
         return nil
     }
 

@@ -1,0 +1,60 @@
+import Foundation
+
+/// A TCP connection read and written as bytes, as `URLSessionStreamTask`,
+/// async first. libcurl connects (proxies, TLS verified as every other
+/// connection); the bytes are yours.
+///
+/// ```swift
+/// let stream = session.streamTask(withHostName: "example.com", port: 443)
+/// stream.startSecureConnection()   // before the first read or write
+/// stream.resume()
+/// try await stream.write(Data("GET / HTTP/1.1\r\nHost: example.com\r\nConnection: close\r\n\r\n".utf8), timeout: 10)
+/// let (data, atEOF) = try await stream.read(minLength: 1, maxLength: 65536, timeout: 10)
+/// ```
+///
+/// The connection opens at the first read or write (or at
+/// `startSecureConnection()`), so TLS can still be asked for after
+/// `resume()`, as Apple's code usually does. Up to 1 MiB received and not
+/// read waits in a buffer; beyond it the socket is not read.
+public final class StreamTask: Sendable {
+    let connection: StreamConnection
+
+    init(connection: StreamConnection) {
+        self.connection = connection
+    }
+
+    public var taskIdentifier: Int { connection.identifier }
+    public var host: String { connection.host }
+    public var port: Int { connection.port }
+
+    /// Nothing to start before the first read or write: kept for URLSession's
+    /// shape.
+    public func resume() {}
+
+    /// TLS from the connection's start, verified with the session's settings.
+    /// Only before the first read or write: later, the stream fails with an
+    /// error that says so (TLS over an open connection is not supported).
+    public func startSecureConnection() { connection.startSecureConnection() }
+
+    /// At least `minLength` bytes (fewer only at the end), at most
+    /// `maxLength`; `atEOF` once the peer closed and nothing is left.
+    /// `timeout` 0 waits for ever.
+    public func read(minLength: Int, maxLength: Int, timeout: TimeInterval) async throws -> (data: Data, atEOF: Bool) {
+        let (data, atEOF) = try await connection.read(minLength: minLength, maxLength: maxLength, timeout: timeout)
+        return (data, atEOF)
+    }
+
+    /// Returns once the bytes were handed to the socket.
+    public func write(_ data: Data, timeout: TimeInterval) async throws {
+        try await connection.write(data, timeout: timeout)
+    }
+
+    /// No more writes: the peer reads the end once what was written went out.
+    public func closeWrite() { connection.closeWrite() }
+
+    /// No more reads: buffered bytes are dropped, waiting reads end.
+    public func closeRead() { connection.closeRead() }
+
+    /// Closes the connection; waiting reads and writes fail with `.cancelled`.
+    public func cancel() { connection.cancel() }
+}
