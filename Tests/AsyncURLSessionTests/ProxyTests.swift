@@ -11,22 +11,6 @@ import Testing
 /// (HTTP forwarding, CONNECT tunnels, SOCKS5), its 407 as a challenge, and
 /// whose credentials go where.
 @Suite struct ProxyTests {
-    /// Runs `body` with an origin server and a proxy, both on loopback.
-    private func withProxy(
-        _ options: LoopbackServer.Options = LoopbackServer.Options(),
-        requiring credentials: (user: String, password: String)? = nil,
-        _ body: @escaping @Sendable (LoopbackServer, LoopbackProxy) async throws -> Void
-    ) async throws {
-        let proxy = try await LoopbackProxy.start(requiring: credentials)
-        do {
-            try await withServer(options) { server in try await body(server, proxy) }
-            try await proxy.shutdown()
-        } catch {
-            try? await proxy.shutdown()
-            throw error
-        }
-    }
-
     private func configuration(
         _ proxy: ProxyConfiguration, trusting server: LoopbackServer? = nil
     ) -> SessionConfiguration {

@@ -9,10 +9,10 @@ import URLSessionCompat
 /// challenge fields, what an empty body means, task lists, TLS error codes.
 @Suite struct ContractTests {
     @Test func taskError_carriesTheFailingURLAndItsString() async throws {
-        // A port nobody listens on: bind one, then close it.
-        let server = try await LoopbackServer.start()
-        let url = server.url("/bytes/1")
-        try await server.shutdown()
+        // A port nobody listens on, held so no other test's server takes it.
+        let reservation = try PortReservation()
+        defer { reservation.release() }
+        let url = URL(string: "http://127.0.0.1:\(reservation.port)/bytes/1")!
         let result = HandlerResult<Data>()
         URLSession(configuration: legacyConfiguration()).dataTask(with: url) { result.set($0, $1, $2) }.resume()
         let (_, _, error) = try await withTimeLimit(30) { await result.value() }

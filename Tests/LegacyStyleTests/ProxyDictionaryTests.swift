@@ -8,21 +8,6 @@ import URLSessionCompat
 /// `connectionProxyDictionary` as legacy code fills it, with Apple's
 /// constants, and a proxy's 407 answered by the delegate.
 @Suite struct ProxyDictionaryTests {
-    private func withProxy(
-        _ options: LoopbackServer.Options = LoopbackServer.Options(),
-        requiring credentials: (user: String, password: String)? = nil,
-        _ body: @escaping @Sendable (LoopbackServer, LoopbackProxy) async throws -> Void
-    ) async throws {
-        let proxy = try await LoopbackProxy.start(requiring: credentials)
-        do {
-            try await withServer(options) { server in try await body(server, proxy) }
-            try await proxy.shutdown()
-        } catch {
-            try? await proxy.shutdown()
-            throw error
-        }
-    }
-
     /// Answers a proxy's challenge with u/p, anything else by default.
     final class ProxyCredentialDelegate: NSObject, URLSessionTaskDelegate, Sendable {
         let proxySpaces = Mutex<[URLProtectionSpace]>([])

@@ -19,3 +19,20 @@ public func withServer<T: Sendable>(
     }
 }
 
+
+/// Runs `body` with an origin server and a `LoopbackProxy`, both on loopback,
+/// and shuts both down.
+public func withProxy(
+    _ options: LoopbackServer.Options = LoopbackServer.Options(),
+    requiring credentials: (user: String, password: String)? = nil,
+    _ body: @escaping @Sendable (LoopbackServer, LoopbackProxy) async throws -> Void
+) async throws {
+    let proxy = try await LoopbackProxy.start(requiring: credentials)
+    do {
+        try await withServer(options) { server in try await body(server, proxy) }
+        try await proxy.shutdown()
+    } catch {
+        try? await proxy.shutdown()
+        throw error
+    }
+}

@@ -35,17 +35,7 @@ package struct CertificateSummary: Sendable {
     package static func sha256(_ data: Data) -> Data? { Transfer.sha256(data) }
 
     /// SHA-1 of `data` (for the WebSocket handshake only), nil when OpenSSL is not there.
-    package static func sha1(_ data: Data) -> Data? {
-        var digest = Data(count: 20)
-        let ok = digest.withUnsafeMutableBytes { out in
-            data.withUnsafeBytes { input in
-                ctls_sha1(
-                    input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count,
-                    out.baseAddress?.assumingMemoryBound(to: UInt8.self))
-            }
-        }
-        return ok != 0 ? digest : nil
-    }
+    package static func sha1(_ data: Data) -> Data? { Transfer.digest(data, size: 20, ctls_sha1) }
 
     /// OpenSSL's words for a verification result.
     package static func verifyErrorText(_ code: Int) -> String {

@@ -57,11 +57,17 @@ extension Transfer {
         return written == length ? der : nil
     }
 
-    static func sha256(_ data: Data) -> Data? {
-        var digest = Data(count: 32)
+    static func sha256(_ data: Data) -> Data? { digest(data, size: 32, ctls_sha256) }
+
+    /// A digest by one of CTLSTrust's functions; nil when OpenSSL is not there.
+    static func digest(
+        _ data: Data, size: Int,
+        _ function: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<UInt8>?) -> Int32
+    ) -> Data? {
+        var digest = Data(count: size)
         let ok = digest.withUnsafeMutableBytes { out in
             data.withUnsafeBytes { input in
-                ctls_sha256(
+                function(
                     input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count,
                     out.baseAddress?.assumingMemoryBound(to: UInt8.self))
             }
