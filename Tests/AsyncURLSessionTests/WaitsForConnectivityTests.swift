@@ -88,6 +88,44 @@ import Testing
         }
     }
 
+    /// A cancel can reach a retry's transfer after the engine let it go
+    /// (connection refused) but before the task heard of it; the task must
+    /// still end, cancelled, not schedule another retry that never starts.
+    /// Many tasks, cancelled at moments spread around their first retry
+    /// (0.25 s after the first refusal), where the window is.
+    @Test func cancellingAtAnyMomentOfTheRetries_endsEveryTask() async throws {
+        try await withTimeLimit {
+            let reservation = try freePort()
+            defer { reservation.release() }
+            let url = URL(string: "http://127.0.0.1:\(reservation.port)/")!
+            let session = Session(configuration: configuration())
+            let codes = await withTaskGroup(of: URLError.Code?.self) { group in
+                for index in 0..<64 {
+                    group.addTask {
+                        let task = session.dataTask(with: url)
+                        task.resume()
+                        let cancelling = Task {
+                            try? await Task.sleep(for: .microseconds(246_000 + index * 250))
+                            task.cancel()
+                        }
+                        defer { cancelling.cancel() }
+                        do {
+                            for try await _ in task.events {}
+                            return nil
+                        } catch {
+                            return (error as? URLError)?.code
+                        }
+                    }
+                }
+                var codes: [URLError.Code?] = []
+                for await code in group { codes.append(code) }
+                return codes
+            }
+            #expect(codes.count == 64)
+            #expect(codes.allSatisfy { $0 == .cancelled })
+        }
+    }
+
     @Test func serverErrors_areNotRetried() async throws {
         try await withServer { server in
             let (_, response) = try await Session(configuration: configuration()).data(from: server.url("/status/503"))

@@ -184,5 +184,11 @@ extension TaskCore {
             id, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
             delegate: self)
         if suspended { suspendTransfer(id) }
+        // A cancel() that read this transfer's ID may have queued its stop
+        // before the start above; the engine ignores a stop for a transfer
+        // it does not know, so it is sent again now that it does.
+        if let cancellation = guarded.withLock({ $0.pipeline.isCanceling ? $0.pipeline.cancellation : nil }) {
+            cancelTransfer(id, error: cancellation)
+        }
     }
 }

@@ -147,6 +147,12 @@ extension TaskCore {
             if let methods = outcome.proxyAuthenticationMethods, let error = outcome.error {
                 end = .proxyRefusedConnect(methods.map(Self.challengeName), error)
             }
+            // A cancel() that came while this transfer was ending missed it
+            // (the engine had let it go): no retry, no next hop, no
+            // decision follows; the task ends cancelled.
+            if let cancellation = guarded.pipeline.isCanceling ? guarded.pipeline.cancellation : nil {
+                end = .failure(cancellation)
+            }
             if guarded.responseHandlersRunning {
                 // The response is not published yet: end after it.
                 guarded.pendingHopEnd = end

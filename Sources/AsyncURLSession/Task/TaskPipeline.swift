@@ -36,7 +36,9 @@ struct TaskPipeline {
 
     private var lifecycle: Lifecycle = .created
     /// The error `cancel(error:)` ended the task with, while the transfer stops.
-    private var cancellation: URLError?
+    private(set) var cancellation: URLError?
+    /// `cancel(error:)` was called and the task has not ended yet.
+    var isCanceling: Bool { lifecycle == .canceling }
     private var queue = EventQueue()
     /// How the task ended, once it has.
     private(set) var end: Result<Void, URLError>?
