@@ -31,6 +31,13 @@ public final class FaultServer: Sendable {
         case close
         /// Keeps the connection open (until `stop()`), reading and discarding.
         case hold
+        /// Sends one unmasked WebSocket frame (FIN set) as a server does.
+        case sendFrame(opcode: UInt8, payload: [UInt8])
+        /// Reads one WebSocket frame and checks it: FIN set, `opcode`,
+        /// masked (as every client frame must be), and `payload` once
+        /// unmasked. A mismatch is recorded (`scriptFailures`) and ends the
+        /// script, as does the peer closing first.
+        case expectFrame(opcode: UInt8, payload: [UInt8])
     }
 
     public let port: Int
@@ -43,6 +50,7 @@ public final class FaultServer: Sendable {
         var connections: [Int32] = []
         var accepted = 0
         var requests: [String] = []
+        var scriptFailures: [String] = []
     }
 
     public init(_ scripts: [[Step]]) throws {
@@ -83,6 +91,9 @@ public final class FaultServer: Sendable {
 
     /// The request heads read so far, in order.
     public var requests: [String] { state.withLock { $0.requests } }
+
+    /// What `expectFrame` steps found wrong, in order.
+    public var scriptFailures: [String] { state.withLock { $0.scriptFailures } }
 
     /// Stops accepting and closes every connection (idempotent).
     public func stop() {
@@ -165,6 +176,17 @@ public final class FaultServer: Sendable {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while recv(connection, &buffer, buffer.count, 0) > 0 {}
                 return
+            case .sendFrame(let opcode, let payload):
+                guard write(Self.serverFrame(opcode: opcode, payload: payload), to: connection) else { return }
+            case .expectFrame(let opcode, let payload):
+                let problem = readFrame(connection, &pending).map { frame -> String? in
+                    frame.fin && frame.opcode == opcode && frame.masked && frame.payload == payload
+                        ? nil : "expected opcode \(opcode) with \(payload), got \(frame)"
+                } ?? "the client closed before a frame with opcode \(opcode)"
+                if let problem {
+                    state.withLock { $0.scriptFailures.append(problem) }
+                    return
+                }
             }
         }
         // The script ended: a graceful close after the peer is done reading.
@@ -172,6 +194,60 @@ public final class FaultServer: Sendable {
         var buffer = [UInt8](repeating: 0, count: 4096)
         var rounds = 0
         while rounds < 100, recv(connection, &buffer, buffer.count, 0) > 0 { rounds += 1 }
+    }
+
+    static func serverFrame(opcode: UInt8, payload: [UInt8]) -> [UInt8] {
+        var frame: [UInt8] = [0x80 | opcode]
+        switch payload.count {
+        case ..<126: frame.append(UInt8(payload.count))
+        case ..<65536: frame += [126, UInt8(payload.count >> 8), UInt8(payload.count & 0xFF)]
+        default: frame += [127] + (0..<8).reversed().map { UInt8((payload.count >> ($0 * 8)) & 0xFF) }
+        }
+        return frame + payload
+    }
+
+    private struct ReceivedFrame: CustomStringConvertible {
+        var fin: Bool
+        var opcode: UInt8
+        var masked: Bool
+        var payload: [UInt8]
+        var description: String { "fin \(fin) opcode \(opcode) masked \(masked) payload \(payload)" }
+    }
+
+    /// One WebSocket frame (unmasked), or nil when the peer closed first.
+    private func readFrame(_ connection: Int32, _ pending: inout [UInt8]) -> ReceivedFrame? {
+        func need(_ count: Int) -> Bool {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while pending.count < count {
+                let read = recv(connection, &buffer, buffer.count, 0)
+                guard read > 0 else { return false }
+                pending += buffer[0..<read]
+            }
+            return true
+        }
+        guard need(2) else { return nil }
+        let masked = pending[1] & 0x80 != 0
+        var length = Int(pending[1] & 0x7F)
+        var offset = 2
+        if length == 126 {
+            guard need(4) else { return nil }
+            length = Int(pending[2]) << 8 | Int(pending[3])
+            offset = 4
+        } else if length == 127 {
+            guard need(10) else { return nil }
+            length = pending[2..<10].reduce(0) { $0 << 8 | Int($1) }
+            offset = 10
+        }
+        let maskLength = masked ? 4 : 0
+        guard need(offset + maskLength + length) else { return nil }
+        let mask = Array(pending[offset..<(offset + maskLength)])
+        let start = offset + maskLength
+        let payload = (0..<length).map { index in
+            masked ? pending[start + index] ^ mask[index % 4] : pending[start + index]
+        }
+        let frame = ReceivedFrame(fin: pending[0] & 0x80 != 0, opcode: pending[0] & 0x0F, masked: masked, payload: payload)
+        pending.removeFirst(start + length)
+        return frame
     }
 
     private func write(_ bytes: [UInt8], to connection: Int32) -> Bool {

@@ -44,6 +44,14 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
         var closeReason: Data?
         /// Why the connection ended, for callers that come after.
         var failure: URLError?
+        /// The server's 101 answer, once open.
+        var response: HTTPURLResponse?
+        var bytesReceived: Int64 = 0
+        var bytesSent: Int64 = 0
+        /// Accept a 101 without Sec-WebSocket-Accept (see `WebSocketHandshake.validate`).
+        var allowsMissingAccept = false
+        /// Hears the opening and the end (the classic adapter's delegate calls).
+        var observer: (@Sendable (WebSocketLifecycleEvent) -> Void)?
     }
 
     private let guarded = Mutex(Guarded())
@@ -76,6 +84,32 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
     var closeCode: WebSocketCloseCode { guarded.withLock { $0.closeCode } }
     var closeReason: Data? { guarded.withLock { $0.closeReason } }
     var error: URLError? { guarded.withLock { $0.failure } }
+    var response: HTTPURLResponse? { guarded.withLock { $0.response } }
+    var countOfBytesReceived: Int64 { guarded.withLock { $0.bytesReceived } }
+    var countOfBytesSent: Int64 { guarded.withLock { $0.bytesSent } }
+    /// Whether it was resumed and has not ended.
+    var isRunning: Bool {
+        guarded.withLock { guarded in
+            switch guarded.state {
+            case .idle, .closed: false
+            default: true
+            }
+        }
+    }
+
+    var isClosing: Bool {
+        guarded.withLock { if case .closing = $0.state { true } else { false } }
+    }
+
+    /// Only before `resume()`.
+    func allowMissingAcceptField() {
+        guarded.withLock { $0.allowsMissingAccept = true }
+    }
+
+    /// Only before `resume()`: `observer` hears the opening and the end.
+    func observe(_ observer: @escaping @Sendable (WebSocketLifecycleEvent) -> Void) {
+        guarded.withLock { $0.observer = observer }
+    }
 
     // MARK: - Opening
 
@@ -84,7 +118,7 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
         guard context.registerConnection(self) else {
             return fail(
                 URLError.make(.cancelled, url: url, reason: "The session was invalidated; create a new Session for new tasks."),
-                code: .abnormalClosure)
+                code: nil)
         }
         let start = guarded.withLock { guarded -> (TransferID, TransferRequest)? in
             guard case .idle = guarded.state else { return nil }
@@ -98,7 +132,7 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
         }
         guard let (id, prepared) = start else {
             if guarded.withLock({ if case .idle = $0.state { return true } else { return false } }) {
-                fail(URLError.make(.badURL, url: url, reason: Self.badURLReason(request.url)), code: .abnormalClosure)
+                fail(URLError.make(.badURL, url: url, reason: Self.badURLReason(request.url)), code: nil)
             }
             return
         }
@@ -168,13 +202,13 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
 
     func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
         if let error = outcome.error {
-            return fail(error, code: .abnormalClosure)
+            return fail(error, code: nil)
         }
         guard let upgrade = upgradeRequest() else {
             engine.closeStream(id)
             return fail(
                 URLError.make(.badURL, url: url, reason: "A request header holds CR, LF or NUL, or is not a token."),
-                code: .abnormalClosure)
+                code: nil)
         }
         guarded.withLock { guarded in
             guarded.state = .handshaking(head: Data())
@@ -186,6 +220,7 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
     func streamDidReceive(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> Bool {
         var actions = Actions()
         let keepReading = guarded.withLock { guarded -> Bool in
+            guarded.bytesReceived += Int64(bytes.count)
             switch guarded.state {
             case .handshaking(var head):
                 head.append(contentsOf: bytes)
@@ -194,20 +229,24 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
                     if head.count > WebSocketState.maximumHeadSize {
                         actions.fail(&guarded, URLError.make(
                             .badServerResponse, url: url, reason: "The server's handshake answer is too large."),
-                            code: .abnormalClosure, close: id)
+                            code: nil, close: id)
                     }
                     return !actions.ended
                 }
-                switch acceptHandshake(head.subdata(in: head.startIndex..<end.lowerBound)) {
-                case .success(let chosen):
+                let answer = acceptHandshake(
+                    head.subdata(in: head.startIndex..<end.lowerBound), allowingMissingAccept: guarded.allowsMissingAccept)
+                switch answer {
+                case .success(let chosen, let response):
                     guarded.negotiatedProtocol = chosen
+                    guarded.response = response
                     guarded.state = .open
                     actions.opened = guarded.openWaiters
+                    actions.openedEvent = guarded.observer.map { ($0, chosen) }
                     guarded.openWaiters = []
                     let rest = head.subdata(in: end.upperBound..<head.endIndex)
                     if !rest.isEmpty { guarded.parser.append(rest) }
                 case .failure(let error):
-                    actions.fail(&guarded, error, code: .abnormalClosure, close: id)
+                    actions.fail(&guarded, error, code: nil, close: id)
                     return false
                 }
             case .open, .closing:
@@ -229,6 +268,7 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
 
     func streamDidWrite(totalBytes: Int64, of id: TransferID) {
         let done = guarded.withLock { guarded -> [Waiter<Void>] in
+            guarded.bytesSent = totalBytes
             let ready = guarded.writeWaiters.prefix { $0.end <= totalBytes }.map(\.waiter)
             guarded.writeWaiters.removeFirst(ready.count)
             return ready
@@ -237,17 +277,22 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
     }
 
     func streamDidEnd(_ error: URLError?, of id: TransferID) {
-        let wasClosing = guarded.withLock { guarded -> Bool in
-            if case .closing = guarded.state { return true }
-            return false
-        }
-        if wasClosing, error == nil {
-            finish(code: nil, reason: nil, error: nil)
-        } else {
+        let state = guarded.withLock { $0.state }
+        switch (state, error) {
+        case (.closing, nil):
+            end(.closed, code: nil, reason: nil)
+        case (.open, nil):
+            end(.droppedAfterOpening(URLError.make(
+                .networkConnectionLost, url: url, reason: "The server closed the connection without a close frame.")),
+                code: .abnormalClosure, reason: nil)
+        case (.open, let error?), (.closing, let error?):
+            end(.failed(error), code: .abnormalClosure, reason: nil)
+        case (_, let error):
             fail(
                 error ?? URLError.make(
-                    .networkConnectionLost, url: url, reason: "The server closed the connection without a close frame."),
-                code: .abnormalClosure)
+                    .badServerResponse, url: url,
+                    reason: "The server closed the connection before answering the WebSocket handshake."),
+                code: nil)
         }
     }
 
@@ -256,6 +301,7 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
     /// What a turn of reading decided, done after the lock is let go.
     private struct Actions {
         var opened: [Waiter<Void>] = []
+        var openedEvent: (observer: @Sendable (WebSocketLifecycleEvent) -> Void, chosen: String?)?
         var delivered: [(Waiter<WebSocketMessage?>, WebSocketMessage)] = []
         var pongsToSend: [Data] = []
         var pongsReceived: [Waiter<Void>] = []
@@ -264,13 +310,14 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
         var ended = false
         var endWaiters = EndWaiters()
 
-        mutating func fail(_ guarded: inout Guarded, _ error: URLError, code: WebSocketCloseCode, close id: TransferID) {
-            endWaiters = EndWaiters.take(from: &guarded, error: error, code: code, reason: nil)
+        mutating func fail(_ guarded: inout Guarded, _ error: URLError, code: WebSocketCloseCode?, close id: TransferID) {
+            endWaiters = EndWaiters.take(from: &guarded, ending: .failed(error), code: code, reason: nil)
             closeStream = true
             ended = true
         }
 
         func run(engine: CurlEngine, id: TransferID) {
+            if let (observer, chosen) = openedEvent { observer(.opened(protocol: chosen)) }
             for waiter in opened { waiter.continuation.resume() }
             for (waiter, message) in delivered { waiter.continuation.resume(returning: message) }
             for waiter in pongsReceived { waiter.continuation.resume() }
@@ -288,15 +335,28 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
         var receivers: [Waiter<WebSocketMessage?>] = []
         var others: [Waiter<Void>] = []
         var error: URLError?
+        var endedEvent: (observer: @Sendable (WebSocketLifecycleEvent) -> Void, event: WebSocketLifecycleEvent)?
 
         static func take(
-            from guarded: inout Guarded, error: URLError?, code: WebSocketCloseCode?, reason: Data?
+            from guarded: inout Guarded, ending: WebSocketEnding, code: WebSocketCloseCode?, reason: Data?
         ) -> EndWaiters {
             var waiters = EndWaiters()
             guard !guarded.state.isClosed else { return waiters }
+            let error = ending.error
+            let wasOpen: Bool
+            switch guarded.state {
+            case .open, .closing: wasOpen = true
+            default: wasOpen = false
+            }
+            waiters.endedEvent = guarded.observer.map { ($0, .ended(ending, wasOpen: wasOpen)) }
+            guarded.observer = nil
             guarded.state = .closed
-            if let code, guarded.closeCode == .invalid { guarded.closeCode = code }
-            if let reason { guarded.closeReason = reason }
+            // The first close code stays, with its reason: after our close,
+            // the server's echo does not replace what we sent.
+            if let code, guarded.closeCode == .invalid {
+                guarded.closeCode = code
+                guarded.closeReason = reason
+            }
             if guarded.failure == nil { guarded.failure = error }
             waiters.error = error
             waiters.receivers = guarded.receivers
@@ -317,6 +377,7 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
                 NSLocalizedDescriptionKey: "The WebSocket is closed.",
             ])
             for waiter in others { waiter.continuation.resume(throwing: otherError) }
+            if let (observer, event) = endedEvent { observer(event) }
         }
     }
 
@@ -331,14 +392,18 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
                 case .pong:
                     if !guarded.pingWaiters.isEmpty { actions.pongsReceived.append(guarded.pingWaiters.removeFirst()) }
                 case .close(let code, let reason):
-                    // Echo the close (unless ours came first), then end.
+                    // Echo the close, code and reason (RFC 6455 §5.5.1; servers
+                    // written against libcurl check the reason too), unless
+                    // ours came first; then end.
                     if case .open = guarded.state {
                         actions.closeFrame = WebSocketFrameEncoder.encode(WebSocketFrame(
                             opcode: .close,
-                            payload: code.map { WebSocketFrameEncoder.closePayload(code: $0, reason: Data()) } ?? Data()))
+                            payload: code.map { WebSocketFrameEncoder.closePayload(code: $0, reason: reason) }
+                                ?? Data()))
                     }
                     actions.endWaiters = EndWaiters.take(
-                        from: &guarded, error: nil, code: WebSocketCloseCode(rawValue: Int(code ?? 1005)), reason: reason)
+                        from: &guarded, ending: .closed, code: WebSocketCloseCode(rawValue: Int(code ?? 1005)),
+                        reason: reason)
                     actions.closeStream = true
                     actions.ended = true
                     return
@@ -370,12 +435,12 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
     }
 
     private enum HandshakeResult {
-        case success(String?)
+        case success(String?, HTTPURLResponse?)
         case failure(URLError)
     }
 
     /// Parses the server's head and checks it.
-    private func acceptHandshake(_ head: Data) -> HandshakeResult {
+    private func acceptHandshake(_ head: Data, allowingMissingAccept: Bool) -> HandshakeResult {
         let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines.first?.split(separator: " ", maxSplits: 2) ?? []
         guard statusParts.count >= 2, statusParts[0].hasPrefix("HTTP/"), let status = Int(statusParts[1]) else {
@@ -383,14 +448,23 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
                 .badServerResponse, url: url, reason: "The server's handshake answer is not an HTTP response."))
         }
         var fields: [String: String] = [:]
+        var headerFields: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+            let rawName = line[..<colon].trimmingCharacters(in: .whitespaces)
+            let name = rawName.lowercased()
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             fields[name] = fields[name].map { "\($0), \(value)" } ?? value
+            headerFields[rawName] = headerFields[rawName].map { "\($0), \(value)" } ?? value
         }
         do {
-            return .success(try handshake.validate(status: status) { fields[$0.lowercased()] })
+            let chosen = try handshake.validate(status: status, allowingMissingAccept: allowingMissingAccept) {
+                fields[$0.lowercased()]
+            }
+            let response = request.url.flatMap {
+                HTTPURLResponse(url: $0, statusCode: status, httpVersion: String(statusParts[0]), headerFields: headerFields)
+            }
+            return .success(chosen, response)
         } catch {
             return .failure(URLError.make(.badServerResponse, url: url, reason: error.description))
         }
@@ -529,14 +603,14 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
 
     func closeForInvalidation() { close(code: .goingAway, reason: nil) }
 
-    private func fail(_ error: URLError, code: WebSocketCloseCode) {
-        let waiters = guarded.withLock { EndWaiters.take(from: &$0, error: error, code: code, reason: nil) }
-        waiters.resume()
-        context.unregisterConnection(identifier)
+    /// Ends with `error`; `code` is the close code to report (nil: none,
+    /// as before the handshake completed).
+    private func fail(_ error: URLError, code: WebSocketCloseCode?) {
+        end(.failed(error), code: code, reason: nil)
     }
 
-    private func finish(code: WebSocketCloseCode?, reason: Data?, error: URLError?) {
-        let waiters = guarded.withLock { EndWaiters.take(from: &$0, error: error, code: code, reason: reason) }
+    private func end(_ ending: WebSocketEnding, code: WebSocketCloseCode?, reason: Data?) {
+        let waiters = guarded.withLock { EndWaiters.take(from: &$0, ending: ending, code: code, reason: reason) }
         waiters.resume()
         context.unregisterConnection(identifier)
     }

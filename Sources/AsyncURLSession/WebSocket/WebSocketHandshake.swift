@@ -58,16 +58,24 @@ struct WebSocketHandshake: Sendable {
     }
 
     /// Checks the server's answer; returns the subprotocol it chose, if any.
-    func validate(status: Int, field: (String) -> String?) throws(Failure) -> String? {
+    /// `allowingMissingAccept`: a 101 without Sec-WebSocket-Accept passes
+    /// (a wrong one never does); the classic adapter asks for it because
+    /// FoundationNetworking's libcurl never checked the field and servers
+    /// written against it may leave it out.
+    func validate(
+        status: Int, allowingMissingAccept: Bool = false, field: (String) -> String?
+    ) throws(Failure) -> String? {
         guard status == 101 else { throw .notUpgraded(status: status) }
         guard field("Upgrade")?.lowercased() == "websocket",
             field("Connection")?.lowercased().split(separator: ",").contains(where: {
                 $0.trimmingCharacters(in: .whitespaces) == "upgrade"
             }) == true
         else { throw .missingUpgrade }
-        guard let accept = field("Sec-WebSocket-Accept")?.trimmingCharacters(in: .whitespaces),
-            accept == Self.accept(for: key)
-        else { throw .wrongAccept }
+        if let accept = field("Sec-WebSocket-Accept")?.trimmingCharacters(in: .whitespaces) {
+            guard accept == Self.accept(for: key) else { throw .wrongAccept }
+        } else if !allowingMissingAccept {
+            throw .wrongAccept
+        }
         if let extensions = field("Sec-WebSocket-Extensions"), !extensions.isEmpty {
             throw .extensionsNotOffered(extensions)
         }

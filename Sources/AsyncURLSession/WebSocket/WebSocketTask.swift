@@ -44,6 +44,28 @@ public final class WebSocketTask: Sendable {
     public var closeReason: Data? { connection.closeReason }
     /// Why the connection failed, if it did.
     public var error: (any Error)? { connection.error }
+    /// The server's 101 Switching Protocols, once open.
+    public var response: HTTPURLResponse? { connection.response }
+    /// Bytes read from the connection (the handshake's answer included).
+    public var countOfBytesReceived: Int64 { connection.countOfBytesReceived }
+    /// Bytes handed to the connection (the Upgrade request included).
+    public var countOfBytesSent: Int64 { connection.countOfBytesSent }
+
+    /// For the classic adapter: `observer` hears the opening and the end,
+    /// once each. Before `resume()`.
+    package func observeLifecycle(_ observer: @escaping @Sendable (WebSocketLifecycleEvent) -> Void) {
+        connection.observe(observer)
+    }
+
+    /// For the classic adapter, as FoundationNetworking: a 101 without
+    /// Sec-WebSocket-Accept is accepted (a wrong one is still refused).
+    /// Before `resume()`.
+    package func allowMissingAcceptField() { connection.allowMissingAcceptField() }
+
+    /// Resumed and not ended yet.
+    package var isRunning: Bool { connection.isRunning }
+    /// Our close frame is sent; the server's answer or the end is awaited.
+    package var isClosing: Bool { connection.isClosing }
 
     /// Connects and opens the WebSocket.
     public func resume() { connection.resume() }

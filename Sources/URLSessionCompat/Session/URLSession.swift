@@ -97,7 +97,7 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     /// The live task whose core task has `identifier` (a URLProtocol's `task`).
     func task(withCoreIdentifier identifier: Int) -> URLSessionTask? {
-        guarded.withLock { $0.registry.tasks.values.first { $0.core.taskIdentifier == identifier } }
+        guarded.withLock { $0.registry.tasks.values.first { $0.coreTaskIdentifier == identifier } }
     }
 
     private static func serialQueue() -> OperationQueue {
@@ -144,13 +144,20 @@ open class URLSession: NSObject, @unchecked Sendable {
         _ core: SessionTask, as make: (SessionTask, Int, URLSession) -> T,
         completion: TaskDriver.Completion = .delegate
     ) -> T {
+        let task = register { identifier in make(core, identifier, self) }
+        task.completion = completion
+        return task
+    }
+
+    /// Registers the task `make` builds with a fresh identifier; a delegate
+    /// hears `didCreateTask` first, on the task's own lane.
+    func register<T: URLSessionTask>(_ make: (Int) -> T) -> T {
         let (task, delegate) = guarded.withLock { guarded -> (T, (any URLSessionDelegate)?) in
             let identifier = guarded.registry.makeIdentifier()
-            let task = make(core, identifier, self)
+            let task = make(identifier)
             _ = guarded.registry.add(task, identifier: identifier)
             return (task, guarded.delegate)
         }
-        task.completion = completion
         if let delegate = delegate as? any URLSessionTaskDelegate {
             // On the task's own lane, which its driver uses later: the call
             // comes before any other for this task.

@@ -9,9 +9,14 @@ import Synchronization
 /// suspended; `resume()` starts it. Its state and counters are the core
 /// task's; its delegate calls come from the session's driver.
 open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Sendable {
-    // @unchecked: `core` and the identifiers are immutable and Sendable; the
-    // rest is in `guarded`, behind a lock.
-    let core: SessionTask
+    // @unchecked: `model`, `transfer` and the identifiers are immutable and
+    // Sendable; the rest is in `guarded`, behind a lock.
+    /// What the public properties read: the core task of a data, upload or
+    /// download task, or a WebSocket or stream task's own model.
+    let model: any ClassicTaskModel
+    /// The core task of a data, upload or download task; nil for WebSocket
+    /// and stream tasks, which run over a connection of the core instead.
+    private let transfer: SessionTask?
     private let identifier: Int
     /// Strong, as Apple's: a session nobody holds lives on while it has a
     /// task (its registry holds the task until the completion is delivered,
@@ -61,12 +66,34 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     }
 
     init(core: SessionTask, identifier: Int, session: URLSession?, started: Bool) {
-        self.core = core
+        self.model = core
+        self.transfer = core
         self.identifier = identifier
         self.session = session
         super.init()
         guarded.withLock { $0.started = started }
     }
+
+    /// A WebSocket or stream task: no core task, no driver; its class
+    /// overrides `resume`, `suspend` and `cancel`.
+    init(model: any ClassicTaskModel, identifier: Int, session: URLSession?) {
+        self.model = model
+        self.transfer = nil
+        self.identifier = identifier
+        self.session = session
+        super.init()
+    }
+
+    /// The core task under a data, upload or download task. Only their
+    /// paths read it (the drivers, the collecting shortcut, the methods
+    /// that WebSocket and stream tasks override).
+    var core: SessionTask {
+        guard let transfer else { preconditionFailure("A WebSocket or stream task has no core transfer task.") }
+        return transfer
+    }
+
+    /// The core task's identifier, for data, upload and download tasks.
+    var coreTaskIdentifier: Int? { transfer?.taskIdentifier }
 
     /// A task is one object: copying gives the same task, as Apple's.
     open override func copy() -> Any { self }
@@ -74,35 +101,30 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Unique among the tasks of its session.
     open var taskIdentifier: Int { identifier }
-    open var originalRequest: URLRequest? { core.originalRequest }
-    open var currentRequest: URLRequest? { core.currentRequest }
-    open var response: URLResponse? { core.response }
+    open var originalRequest: URLRequest? { model.originalRequest }
+    open var currentRequest: URLRequest? { model.currentRequest }
+    open var response: URLResponse? { model.response }
     /// The error the task completed with; nil while running or on success.
-    open var error: (any Error)? { core.error }
-    open var countOfBytesReceived: Int64 { core.countOfBytesReceived }
-    open var countOfBytesSent: Int64 { core.countOfBytesSent }
-    open var countOfBytesExpectedToSend: Int64 { core.countOfBytesExpectedToSend }
-    open var countOfBytesExpectedToReceive: Int64 { core.countOfBytesExpectedToReceive }
-    open var progress: Progress { core.progress }
+    open var error: (any Error)? { model.error }
+    open var countOfBytesReceived: Int64 { model.countOfBytesReceived }
+    open var countOfBytesSent: Int64 { model.countOfBytesSent }
+    open var countOfBytesExpectedToSend: Int64 { model.countOfBytesExpectedToSend }
+    open var countOfBytesExpectedToReceive: Int64 { model.countOfBytesExpectedToReceive }
+    open var progress: Progress { model.progress }
 
     open var state: State {
         if guarded.withLock({ $0.handedOver }) { return .completed }
-        switch core.state {
-        case .running: return .running
-        case .suspended: return .suspended
-        case .canceling: return .canceling
-        case .completed: return .completed
-        }
+        return model.classicState
     }
 
     open var priority: Float {
-        get { core.priority }
-        set { core.priority = newValue }
+        get { model.priority }
+        set { model.priority = newValue }
     }
 
     open var taskDescription: String? {
-        get { core.taskDescription }
-        set { core.taskDescription = newValue }
+        get { model.taskDescription }
+        set { model.taskDescription = newValue }
     }
 
     /// This task's own delegate: asked before the session's for each call it
@@ -261,6 +283,17 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     var reportsProgressToTaskDelegate: Bool {
         get { guarded.withLock { $0.reportsProgressToTaskDelegate } }
         set { guarded.withLock { $0.reportsProgressToTaskDelegate = newValue } }
+    }
+
+    /// The task's lane, made now if it has none (atomically: calls posted
+    /// from two threads at once still share one lane).
+    func laneMakingIt(with make: () -> DelegateQueue) -> DelegateQueue {
+        guarded.withLock { guarded in
+            if let lane = guarded.lane { return lane }
+            let lane = make()
+            guarded.lane = lane
+            return lane
+        }
     }
 
     var lane: DelegateQueue? {

@@ -1,0 +1,215 @@
+import AsyncURLSession
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A WebSocket connection (RFC 6455, ws and wss), as Apple's
+/// `URLSessionWebSocketTask`, on the core's `WebSocketTask`: the framing
+/// is this library's own, so it works whatever libcurl was built with.
+///
+/// Delegate calls, on the delegate queue and in this order:
+/// `didOpenWithProtocol` once the handshake completes, `didCloseWith` when
+/// a connection that opened closes, then `didCompleteWithError`. A task
+/// whose handshake fails hears only `didCompleteWithError`. Completion
+/// handlers of `send`, `receive` and `sendPing` run on the delegate queue
+/// too, in the order the results came.
+// @unchecked: adds only immutable references to Sendable objects.
+open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
+    public enum CloseCode: Int, Sendable {
+        case invalid = 0
+        case normalClosure = 1000
+        case goingAway = 1001
+        case protocolError = 1002
+        case unsupportedData = 1003
+        case noStatusReceived = 1005
+        case abnormalClosure = 1006
+        case invalidFramePayloadData = 1007
+        case policyViolation = 1008
+        case messageTooBig = 1009
+        case mandatoryExtensionMissing = 1010
+        case internalServerError = 1011
+        case tlsHandshakeFailure = 1015
+    }
+
+    public enum Message: Sendable {
+        case data(Data)
+        case string(String)
+    }
+
+    /// Always true: unlike FoundationNetworking's, these tasks do not need
+    /// a libcurl built with WebSocket support.
+    public static var supportsWebSockets: Bool { true }
+
+    private let socketModel: WebSocketTaskModel
+    private var socket: WebSocketTask { socketModel.socket }
+
+    init(socket: WebSocketTask, identifier: Int, session: URLSession) {
+        let model = WebSocketTaskModel(socket: socket)
+        socketModel = model
+        super.init(model: model, identifier: identifier, session: session)
+        // Before resume (and before a cancel of a task never resumed, which
+        // also completes): the connection reports its opening and its end.
+        socket.observeLifecycle { [weak self] event in self?.handle(event) }
+        // As FoundationNetworking (its libcurl never checked the field): a
+        // 101 without Sec-WebSocket-Accept is accepted; a wrong one is not.
+        socket.allowMissingAcceptField()
+    }
+
+    /// The largest message received before the connection closes with
+    /// `.messageTooBig`; 1 MiB by default. Set it before `resume()`.
+    open var maximumMessageSize: Int {
+        get { socket.maximumMessageSize }
+        set { socket.maximumMessageSize = newValue }
+    }
+
+    /// `.invalid` until the connection closes. A server that ends the
+    /// connection after opening without a close frame reads
+    /// `.normalClosure`, as on FoundationNetworking.
+    open var closeCode: CloseCode { socketModel.closeCode }
+    open var closeReason: Data? { socketModel.closeReason }
+
+    /// Connects and opens the WebSocket.
+    open override func resume() {
+        guard socketModel.markResumed() else { return }
+        socket.resume()
+    }
+
+    /// Does nothing: a WebSocket connection is not paused (messages not
+    /// received wait in a bounded buffer, which then slows the server).
+    open override func suspend() {}
+
+    /// Closes with `.goingAway`.
+    open override func cancel() {
+        cancel(with: .goingAway, reason: nil)
+    }
+
+    /// Sends a close frame with `closeCode` and `reason` (or, before the
+    /// connection opened, stops it); the task completes once the server
+    /// answers or closes.
+    open func cancel(with closeCode: CloseCode, reason: Data?) {
+        guard state != .completed else { return }
+        socketModel.markCancelRequested()
+        socket.cancel(with: WebSocketCloseCode(rawValue: closeCode.rawValue), reason: reason)
+    }
+
+    // MARK: - Messages
+
+    public func send(_ message: Message) async throws {
+        switch message {
+        case .string(let text): try await socket.send(.string(text))
+        case .data(let data): try await socket.send(.data(data))
+        }
+    }
+
+    public func send(_ message: Message, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        answer({ try await self.send(message) }, completionHandler: { completionHandler($0.error) })
+    }
+
+    /// The next message. Throws once the connection closed:
+    /// `URLError(.networkConnectionLost)` after a close, the failure otherwise.
+    public func receive() async throws -> Message {
+        switch try await socket.receive() {
+        case .string(let text): return .string(text)
+        case .data(let data): return .data(data)
+        }
+    }
+
+    public func receive(completionHandler: @escaping @Sendable (Result<Message, any Error>) -> Void) {
+        answer({ try await self.receive() }, completionHandler: completionHandler)
+    }
+
+    /// Sends a ping; returns when its pong arrives.
+    open func sendPing() async throws {
+        try await socket.sendPing()
+    }
+
+    open func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        answer({ try await self.sendPing() }, completionHandler: { pongReceiveHandler($0.error) })
+    }
+
+    /// Runs `work` and hands its result to `completionHandler` on the
+    /// delegate queue.
+    private func answer<Value: Sendable>(
+        _ work: @escaping @Sendable () async throws -> Value,
+        completionHandler: @escaping @Sendable (Result<Value, any Error>) -> Void
+    ) {
+        let queue = session?.delegateQueue
+        Task {
+            let result: Result<Value, any Error>
+            do { result = .success(try await work()) } catch { result = .failure(error) }
+            if let queue { queue.addOperation { completionHandler(result) } } else { completionHandler(result) }
+        }
+    }
+
+    // MARK: - Delegate calls
+
+    private func handle(_ event: WebSocketLifecycleEvent) {
+        guard let session else { return }
+        let lane = laneMakingIt(with: session.makeDelegateLane)
+        switch event {
+        case .opened(let chosen):
+            lane.post { [self] in deliverOpen(chosen, session: session) }
+        case .ended(let ending, let wasOpen):
+            var dropped = false
+            if case .droppedAfterOpening = ending { dropped = true }
+            socketModel.markEnded(droppedAfterOpening: dropped)
+            lane.post { [self] in
+                if wasOpen {
+                    deliverOpen(socket.negotiatedProtocol, session: session)
+                    let (code, reason) = (closeCode, closeReason)
+                    notify(URLSessionWebSocketDelegate.self, session: session) {
+                        $0.urlSession(session, webSocketTask: self, didCloseWith: code, reason: reason)
+                    }
+                }
+                // As FoundationNetworking: a connection that opened and then
+                // ended without a protocol failure completed its transfer.
+                let error: (any Error)? = wasOpen && ending.isOrderly ? nil : ending.failure
+                notify(URLSessionTaskDelegate.self, session: session) {
+                    $0.urlSession(session, task: self, didCompleteWithError: error)
+                }
+                session.taskDidCompleteWithoutWaiting(self)
+            }
+        }
+    }
+
+    private func deliverOpen(_ chosen: String?, session: URLSession) {
+        guard socketModel.takeOpenDelivery() else { return }
+        notify(URLSessionWebSocketDelegate.self, session: session) {
+            $0.urlSession(session, webSocketTask: self, didOpenWithProtocol: chosen)
+        }
+    }
+
+    /// The task's own delegate, then the session's: the first that
+    /// implements the method is called.
+    private func notify<Delegate>(
+        _ type: Delegate.Type, session: URLSession, _ call: (Delegate) -> Void
+    ) {
+        for candidate in [delegate, session.delegate].compactMap({ $0 }) {
+            guard let delegate = candidate as? Delegate else { continue }
+            if !DefaultImplementationMarker.ranDefault({ call(delegate) }) { return }
+        }
+    }
+}
+
+extension WebSocketEnding {
+    /// Closed by close frames, or dropped by the server after opening.
+    var isOrderly: Bool {
+        switch self {
+        case .closed, .droppedAfterOpening: true
+        case .failed: false
+        }
+    }
+
+    var failure: URLError? {
+        if case .failed(let error) = self { return error }
+        return nil
+    }
+}
+
+extension Result {
+    fileprivate var error: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
