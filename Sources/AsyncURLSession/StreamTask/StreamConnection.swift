@@ -46,6 +46,10 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
         var writers: [Writer] = []
         var failure: URLError?
         var nextSerial = 0
+        var readClosedReported = false
+        var writeClosedReported = false
+        /// Hears the sides closing and the end (the classic adapter's delegate calls).
+        var observer: (@Sendable (StreamLifecycleEvent) -> Void)?
     }
 
     private let guarded = Mutex(Guarded())
@@ -59,6 +63,30 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
 
     private var engine: CurlEngine { CurlEngine.shared }
     private var url: String { "\(host):\(port)" }
+
+    /// `observer` hears each side closing and the end, once each.
+    func observe(_ observer: @escaping @Sendable (StreamLifecycleEvent) -> Void) {
+        guarded.withLock { $0.observer = observer }
+    }
+
+    /// Ended (cancelled, failed, or the peer closed).
+    var hasEnded: Bool { guarded.withLock { $0.phase == .closed } }
+
+    /// The observer, if `event` was not reported yet (under the lock).
+    private static func report(_ event: StreamLifecycleEvent, _ guarded: inout Guarded) -> (@Sendable () -> Void)? {
+        guard let observer = guarded.observer else { return nil }
+        switch event {
+        case .readClosed:
+            guard !guarded.readClosedReported else { return nil }
+            guarded.readClosedReported = true
+        case .writeClosed:
+            guard !guarded.writeClosedReported else { return nil }
+            guarded.writeClosedReported = true
+        case .ended:
+            guarded.observer = nil
+        }
+        return { observer(event) }
+    }
 
     // MARK: - Connecting
 
@@ -206,25 +234,28 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
     }
 
     func closeWrite() {
-        guard let id = guarded.withLock({ guarded -> TransferID? in
+        let (id, report) = guarded.withLock { guarded -> (TransferID?, (@Sendable () -> Void)?) in
             guarded.writeClosed = true
-            return guarded.transferID
-        }) else { return }
-        engine.closeStreamForWriting(id)
+            return (guarded.transferID, Self.report(.writeClosed, &guarded))
+        }
+        if let id { engine.closeStreamForWriting(id) }
+        report?()
     }
 
     func closeRead() {
-        let (readers, resume) = guarded.withLock { guarded -> ([Reader], TransferID?) in
+        let (readers, resume, report) = guarded.withLock { guarded -> ([Reader], TransferID?, (@Sendable () -> Void)?) in
+            let report = Self.report(.readClosed, &guarded)
             guarded.readClosed = true
             guarded.buffer = Data()
             let readers = guarded.readers
             guarded.readers = []
             let resume = guarded.readPaused ? guarded.transferID : nil
             guarded.readPaused = false
-            return (readers, resume)
+            return (readers, resume, report)
         }
         if let resume { engine.resumeReadingStream(resume) }
         for reader in readers { reader.continuation.resume(returning: (Data(), true)) }
+        report?()
     }
 
     func cancel() {
@@ -279,11 +310,12 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
     func streamDidEnd(_ error: URLError?, of id: TransferID) {
         if let error { return fail(error) }
         // The peer closed: what is buffered can still be read, then EOF.
-        let served = guarded.withLock { guarded -> [(Reader, (Data, Bool))] in
+        let (served, report) = guarded.withLock { guarded -> ([(Reader, (Data, Bool))], (@Sendable () -> Void)?) in
             guarded.atEOF = true
-            return Self.serveReaders(&guarded)
+            return (Self.serveReaders(&guarded), Self.report(.readClosed, &guarded))
         }
         for (reader, result) in served { reader.continuation.resume(returning: result) }
+        report?()
         // Writes can no longer go out.
         fail(nil)
     }
@@ -322,21 +354,23 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
     /// Ends the connection: waiting writes (and reads, unless the end was
     /// clean) fail; with nil, reads still get what is buffered.
     private func fail(_ error: URLError?) {
-        let (readers, writers, openWaiters, failure) = guarded.withLock { guarded in
+        let (readers, writers, openWaiters, failure, report) = guarded.withLock { guarded in
             let failure = error ?? guarded.failure
             if guarded.failure == nil { guarded.failure = error }
+            let report = guarded.phase == .closed ? nil : Self.report(.ended(failure), &guarded)
             guarded.phase = .closed
             defer {
                 if error != nil { guarded.readers = [] }
                 guarded.writers = []
                 guarded.openWaiters = []
             }
-            return (error != nil ? guarded.readers : [], guarded.writers, guarded.openWaiters, failure)
+            return (error != nil ? guarded.readers : [], guarded.writers, guarded.openWaiters, failure, report)
         }
         let ending = failure ?? Self.closedError(url)
         for reader in readers { reader.continuation.resume(throwing: ending) }
         for writer in writers { writer.continuation.resume(throwing: ending) }
         for waiter in openWaiters { waiter.resume(throwing: ending) }
+        report?()
         context.unregisterConnection(identifier)
     }
 }
@@ -356,4 +390,15 @@ private struct WriterBox: ResumableWithError {
     let continuation: CheckedContinuation<Void, any Error>
     init(_ continuation: CheckedContinuation<Void, any Error>) { self.continuation = continuation }
     func resume(throwing error: URLError) { continuation.resume(throwing: error) }
+}
+
+/// What a stream connection tells its observer (the classic adapter's
+/// delegate calls), after its lock is let go, once each.
+package enum StreamLifecycleEvent: Sendable {
+    /// No more bytes will be read: the peer closed, or `closeRead()`.
+    case readClosed
+    /// `closeWrite()`: no more bytes will be sent.
+    case writeClosed
+    /// The connection ended: nil when the peer closed it cleanly.
+    case ended(URLError?)
 }

@@ -57,4 +57,13 @@ public final class StreamTask: Sendable {
 
     /// Closes the connection; waiting reads and writes fail with `.cancelled`.
     public func cancel() { connection.cancel() }
+
+    /// For the classic adapter: `observer` hears each side closing and the
+    /// end. Before the first read or write.
+    package func observeLifecycle(_ observer: @escaping @Sendable (StreamLifecycleEvent) -> Void) {
+        connection.observe(observer)
+    }
+
+    /// Cancelled, failed, or closed by the peer.
+    package var hasEnded: Bool { connection.hasEnded }
 }

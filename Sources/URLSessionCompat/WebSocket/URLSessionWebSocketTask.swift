@@ -103,7 +103,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     }
 
     public func send(_ message: Message, completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        answer({ try await self.send(message) }, completionHandler: { completionHandler($0.error) })
+        answerOnDelegateQueue({ try await self.send(message) }, completion: { completionHandler($0.error) })
     }
 
     /// The next message. Throws once the connection closed:
@@ -116,7 +116,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     }
 
     public func receive(completionHandler: @escaping @Sendable (Result<Message, any Error>) -> Void) {
-        answer({ try await self.receive() }, completionHandler: completionHandler)
+        answerOnDelegateQueue({ try await self.receive() }, completion: completionHandler)
     }
 
     /// Sends a ping; returns when its pong arrives.
@@ -125,21 +125,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     }
 
     open func sendPing(pongReceiveHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        answer({ try await self.sendPing() }, completionHandler: { pongReceiveHandler($0.error) })
-    }
-
-    /// Runs `work` and hands its result to `completionHandler` on the
-    /// delegate queue.
-    private func answer<Value: Sendable>(
-        _ work: @escaping @Sendable () async throws -> Value,
-        completionHandler: @escaping @Sendable (Result<Value, any Error>) -> Void
-    ) {
-        let queue = session?.delegateQueue
-        Task {
-            let result: Result<Value, any Error>
-            do { result = .success(try await work()) } catch { result = .failure(error) }
-            if let queue { queue.addOperation { completionHandler(result) } } else { completionHandler(result) }
-        }
+        answerOnDelegateQueue({ try await self.sendPing() }, completion: { pongReceiveHandler($0.error) })
     }
 
     // MARK: - Delegate calls
@@ -177,17 +163,6 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
         guard socketModel.takeOpenDelivery() else { return }
         notify(URLSessionWebSocketDelegate.self, session: session) {
             $0.urlSession(session, webSocketTask: self, didOpenWithProtocol: chosen)
-        }
-    }
-
-    /// The task's own delegate, then the session's: the first that
-    /// implements the method is called.
-    private func notify<Delegate>(
-        _ type: Delegate.Type, session: URLSession, _ call: (Delegate) -> Void
-    ) {
-        for candidate in [delegate, session.delegate].compactMap({ $0 }) {
-            guard let delegate = candidate as? Delegate else { continue }
-            if !DefaultImplementationMarker.ranDefault({ call(delegate) }) { return }
         }
     }
 }

@@ -26,3 +26,12 @@ extension URLSession {
         return register { URLSessionWebSocketTask(socket: socket, identifier: $0, session: self) }
     }
 }
+
+extension URLSession {
+    /// A stream task to `hostname` and `port`. Starts suspended; the
+    /// connection opens at the first read or write.
+    public func streamTask(withHostName hostname: String, port: Int) -> URLSessionStreamTask {
+        let stream = asyncSession.streamTask(withHostName: hostname, port: port)
+        return register { URLSessionStreamTask(stream: stream, identifier: $0, session: self) }
+    }
+}
