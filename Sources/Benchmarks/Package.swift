@@ -127,6 +127,19 @@ let package = Package(
         ),
     ] + clientTargets + (includeAsyncURLSession ? [
         .target(name: "BenchSessionSetup", dependencies: ["BenchClientSupport", ours], path: "Clients/AsyncURLSessionShared"),
+        // WebSocket echo round trips: our core and classic tasks against
+        // SwiftNIO's WebSocket client and FoundationNetworking's.
+        .executableTarget(
+            name: "websocket-bench",
+            dependencies: [
+                ours, oursClassic, nioCore,
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "LoopbackServer", package: "AsyncURLSession"),
+            ],
+            path: "WebSocketBench"
+        ),
         // The three OpenAPI transports on the loopback server's routes, side
         // by side: what each gets right (streaming both ways, errors, cancellation).
         .executableTarget(

@@ -175,3 +175,44 @@ import URLSessionCompat
         }
     }
 }
+
+/// Server trust on WebSocket and stream tasks: the same session-level
+/// delegate method decides, as for data tasks.
+@Suite struct ConnectionServerTrustTests {
+    @Test func webSocket_overSelfSignedTLS_opensWhenTheDelegateTrustsIt() async throws {
+        try await withServer(LoopbackServer.Options(tls: true)) { server in
+            let delegate = ServerTrustChallengeTests.TrustingDelegate(answeringAfter: 0.05)
+            let task = URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+                .webSocketTask(with: URL(string: "wss://127.0.0.1:\(server.port)/ws/echo")!)
+            task.resume()
+            try await task.send(.string("over TLS"))
+            guard case .string(let text) = try await task.receive() else { throw CancellationError() }
+            #expect(text == "over TLS")
+            #expect(delegate.calls.withLock { $0 } == [NSURLAuthenticationMethodServerTrust])
+            task.cancel()
+        }
+    }
+
+    @Test func webSocket_withoutADelegate_failsOnTheUntrustedChain() async throws {
+        try await withServer(LoopbackServer.Options(tls: true)) { server in
+            let task = URLSession(configuration: legacyConfiguration())
+                .webSocketTask(with: URL(string: "wss://127.0.0.1:\(server.port)/ws/echo")!)
+            task.resume()
+            let error = await #expect(throws: URLError.self) { try await task.send(.string("x")) }
+            #expect(error?.code == .serverCertificateUntrusted)
+        }
+    }
+
+    @Test func streamTask_taskLevelDelegateRejecting_failsTheWrite() async throws {
+        try await withServer(LoopbackServer.Options(tls: true, http2: false)) { server in
+            let delegate = ServerTrustChallengeTests.TaskLevelDelegate(.cancelAuthenticationChallenge)
+            let task = URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: nil)
+                .streamTask(withHostName: "127.0.0.1", port: server.port)
+            task.resume()
+            task.startSecureConnection()
+            let error = await #expect(throws: URLError.self) { try await task.write(Data("x".utf8), timeout: 10) }
+            #expect(error?.code == .cancelled)
+            #expect(delegate.calls.withLock { $0 } == 1)
+        }
+    }
+}

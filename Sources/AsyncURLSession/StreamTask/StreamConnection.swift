@@ -53,6 +53,8 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
     }
 
     private let guarded = Mutex(Guarded())
+    /// The TLS challenges of a secure connection with a handler.
+    let tlsChallenges = ConnectionTLSChallenges()
 
     init(identifier: Int, context: SessionContext, host: String, port: Int) {
         self.identifier = identifier
@@ -63,6 +65,8 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
 
     private var engine: CurlEngine { CurlEngine.shared }
     private var url: String { "\(host):\(port)" }
+    /// The host as a URL's authority has it (IPv6 in brackets).
+    private var hostPart: String { host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host }
 
     /// `observer` hears each side closing and the end, once each.
     func observe(_ observer: @escaping @Sendable (StreamLifecycleEvent) -> Void) {
@@ -110,18 +114,24 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
     /// Opens the connection unless it is already open or opening.
     func closeForInvalidation() { cancel() }
 
-    private func connect() {
-        guard guarded.withLock({ $0.phase == .idle }) else { return }
+    /// Starts the connect-only transfer (again, after a TLS challenge was
+    /// answered: `reconnecting`).
+    private func connect(reconnecting: Bool = false) {
+        guard guarded.withLock({ guarded in
+            if reconnecting, guarded.phase == .connecting { guarded.phase = .idle }
+            return guarded.phase == .idle
+        }) else { return }
         guard context.registerConnection(self) else {
             return fail(URLError.make(
                 .cancelled, url: url, reason: "The session was invalidated; create a new Session for new tasks."))
         }
         let start = guarded.withLock { guarded -> (TransferID, TransferRequest)?? in
             guard case .idle = guarded.phase else { return .some(nil) }
-            let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
             guard let target = URL(string: "\(guarded.secure ? "https" : "http")://\(hostPart):\(port)"),
                 case .success(let prepared) = RequestPreparation.transferRequest(
-                    for: URLRequest(url: target), configuration: context.configuration, body: .none, connectOnly: true)
+                    for: URLRequest(url: target), configuration: context.configuration, body: .none,
+                    tlsChallenges: tlsChallenges.hop(for: target, remembered: context.tlsChallengeAnswers),
+                    connectOnly: true)
             else { return nil }
             let id = engine.makeTransferID(for: prepared.url, in: context.placement)
             guarded.transferID = id
@@ -274,6 +284,12 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
     func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {}
 
     func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
+        if let report = outcome.tlsChallenge, let target = URL(string: "https://\(hostPart):\(port)") {
+            // The handshake stopped for a decision; nothing was sent.
+            return tlsChallenges.offer(
+                report, url: target, remembered: context.tlsChallengeAnswers,
+                retry: { [self] in connect(reconnecting: true) }, fail: { [self] in fail($0) })
+        }
         if let error = outcome.error { return fail(error) }
         let waiters = guarded.withLock { guarded -> [CheckedContinuation<Void, any Error>] in
             guarded.phase = .open

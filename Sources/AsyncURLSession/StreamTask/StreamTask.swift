@@ -58,6 +58,16 @@ public final class StreamTask: Sendable {
     /// Closes the connection; waiting reads and writes fail with `.cancelled`.
     public func cancel() { connection.cancel() }
 
+    /// Answers the TLS challenges of a secure connection (server trust, and
+    /// a client certificate when the server asks for one and none is
+    /// configured), as a task's handler does: the handshake stops for the
+    /// decision, which costs one more handshake. Nil (the default): default
+    /// verification. Set it before the first read or write.
+    public var challengeHandler: (@Sendable (ChallengeDecision) async -> Void)? {
+        get { connection.tlsChallenges.handler }
+        set { connection.tlsChallenges.handler = newValue }
+    }
+
     /// For the classic adapter: `observer` hears each side closing and the
     /// end. Before the first read or write.
     package func observeLifecycle(_ observer: @escaping @Sendable (StreamLifecycleEvent) -> Void) {

@@ -30,28 +30,8 @@ extension TaskCore {
             let check = TLSChallengeCheck(host: host, trust: .ask, overridesVerification: false, asksForClientCertificate: false)
             return TLSChallengeHop(check: check, pin: nil, identity: nil)
         }
-        let remembered = context.tlsChallengeAnswers
-        let trust: TLSChallengeCheck.TrustMode
-        let pin: String?
-        switch trustAnswer {
-        case .trusted(let leaf, let leafPin):
-            (trust, pin) = (.acceptLeaf(leaf), leafPin)
-        case .verified:
-            (trust, pin) = (.acceptIfVerified, nil)
-        case nil:
-            // A chain the session trusted before: its connections first.
-            (trust, pin) = (.ask, remembered.pin(for: key))
-        }
-        let identity: ClientIdentity?
-        let asks: Bool
-        switch identityAnswer {
-        case .identity(let chosen): (identity, asks) = (chosen, false)
-        case .withoutCertificate?: (identity, asks) = (nil, false)
-        case nil: (identity, asks) = (remembered.identity(for: key), true)
-        }
-        let check = TLSChallengeCheck(
-            host: host, trust: trust, overridesVerification: pin != nil, asksForClientCertificate: asks)
-        return TLSChallengeHop(check: check, pin: pin, identity: identity)
+        return TLSChallengeHop.under(
+            trustAnswer, identityAnswer, host: host, key: key, remembered: context.tlsChallengeAnswers)
     }
 
     /// A hop's handshake stopped for `report`: ask, then start the hop again.

@@ -28,6 +28,36 @@ struct TLSChallengeHop: Sendable {
     var check: TLSChallengeCheck
     var pin: String?
     var identity: ClientIdentity?
+
+    /// The settings for a connection to `host` (`key`: "host:port") under
+    /// the answers given so far (a task's, or a WebSocket or stream
+    /// connection's), else the session's remembered ones.
+    static func under(
+        _ trustAnswer: TaskTrustAnswer?, _ identityAnswer: TaskClientCertificateAnswer?, host: String, key: String,
+        remembered: TLSChallengeAnswers
+    ) -> TLSChallengeHop {
+        let trust: TLSChallengeCheck.TrustMode
+        let pin: String?
+        switch trustAnswer {
+        case .trusted(let leaf, let leafPin):
+            (trust, pin) = (.acceptLeaf(leaf), leafPin)
+        case .verified:
+            (trust, pin) = (.acceptIfVerified, nil)
+        case nil:
+            // A chain the session trusted before: its connections first.
+            (trust, pin) = (.ask, remembered.pin(for: key))
+        }
+        let identity: ClientIdentity?
+        let asks: Bool
+        switch identityAnswer {
+        case .identity(let chosen): (identity, asks) = (chosen, false)
+        case .withoutCertificate?: (identity, asks) = (nil, false)
+        case nil: (identity, asks) = (remembered.identity(for: key), true)
+        }
+        let check = TLSChallengeCheck(
+            host: host, trust: trust, overridesVerification: pin != nil, asksForClientCertificate: asks)
+        return TLSChallengeHop(check: check, pin: pin, identity: identity)
+    }
 }
 
 /// The session's remembered answers, per "host:port": a later task to that

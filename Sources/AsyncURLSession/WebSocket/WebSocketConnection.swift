@@ -55,6 +55,8 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
     }
 
     private let guarded = Mutex(Guarded())
+    /// The TLS challenges of a wss connection with a handler.
+    let tlsChallenges = ConnectionTLSChallenges()
 
     init(identifier: Int, context: SessionContext, request: URLRequest) {
         self.identifier = identifier
@@ -120,7 +122,14 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
                 URLError.make(.cancelled, url: url, reason: "The session was invalidated; create a new Session for new tasks."),
                 code: nil)
         }
+        connect()
+    }
+
+    /// Starts the connect-only transfer (again, after a TLS challenge was
+    /// answered: `reconnecting`).
+    private func connect(reconnecting: Bool = false) {
         let start = guarded.withLock { guarded -> (TransferID, TransferRequest)? in
+            if reconnecting, case .connecting = guarded.state { guarded.state = .idle }
             guard case .idle = guarded.state else { return nil }
             guard let prepared = prepareConnect() else { return nil }
             guarded.parser = WebSocketFrameParser(maximumFrameSize: guarded.maximumMessageSize)
@@ -149,7 +158,8 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
         var plain = URLRequest(url: connectURL)
         plain.timeoutInterval = request.timeoutInterval
         let prepared = RequestPreparation.transferRequest(
-            for: plain, configuration: context.configuration, body: .none, connectOnly: true)
+            for: plain, configuration: context.configuration, body: .none,
+            tlsChallenges: tlsChallenges.hop(for: connectURL, remembered: context.tlsChallengeAnswers), connectOnly: true)
         guard case .success(let transfer) = prepared else { return nil }
         return transfer
     }
@@ -201,6 +211,12 @@ final class WebSocketConnection: TransferDelegate, RawStreamDelegate, SessionCon
     func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {}
 
     func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
+        if let report = outcome.tlsChallenge, let connectURL = request.url.flatMap(Self.httpURL(for:)) {
+            // The handshake stopped for a decision; nothing was sent.
+            return tlsChallenges.offer(
+                report, url: connectURL, remembered: context.tlsChallengeAnswers,
+                retry: { [self] in connect(reconnecting: true) }, fail: { [self] in fail($0, code: nil) })
+        }
         if let error = outcome.error {
             return fail(error, code: nil)
         }

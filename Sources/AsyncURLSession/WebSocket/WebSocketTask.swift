@@ -51,6 +51,16 @@ public final class WebSocketTask: Sendable {
     /// Bytes handed to the connection (the Upgrade request included).
     public var countOfBytesSent: Int64 { connection.countOfBytesSent }
 
+    /// Answers the TLS challenges of a wss connection (server trust, and a
+    /// client certificate when the server asks for one and none is
+    /// configured), as a task's handler does: each new TLS connection stops
+    /// in its handshake for the decision, which costs one more handshake.
+    /// Nil (the default): default verification. Set it before `resume()`.
+    public var challengeHandler: (@Sendable (ChallengeDecision) async -> Void)? {
+        get { connection.tlsChallenges.handler }
+        set { connection.tlsChallenges.handler = newValue }
+    }
+
     /// For the classic adapter: `observer` hears the opening and the end,
     /// once each. Before `resume()`.
     package func observeLifecycle(_ observer: @escaping @Sendable (WebSocketLifecycleEvent) -> Void) {

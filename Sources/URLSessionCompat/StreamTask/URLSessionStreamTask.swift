@@ -30,7 +30,10 @@ open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
         stream.observeLifecycle { [weak self] event in self?.handle(event) }
     }
 
-    open override func resume() { streamModel.markResumed() }
+    open override func resume() {
+        streamModel.markResumed()
+        stream.challengeHandler = connectionChallengeHandler()
+    }
 
     /// Does nothing: reads and writes are what move a stream.
     open override func suspend() {}

@@ -72,6 +72,7 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     /// Connects and opens the WebSocket.
     open override func resume() {
         guard socketModel.markResumed() else { return }
+        socket.challengeHandler = connectionChallengeHandler()
         socket.resume()
     }
 
