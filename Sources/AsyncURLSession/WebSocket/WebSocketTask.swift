@@ -80,7 +80,9 @@ public final class WebSocketTask: Sendable {
     /// Connects and opens the WebSocket.
     public func resume() { connection.resume() }
 
-    /// Sends a message; returns once it was handed to the socket.
+    /// Sends a message; returns once it is queued for the connection, or,
+    /// while more than 256 KiB wait to be written, once the socket took
+    /// enough of them. A failure after that shows in the next call.
     public func send(_ message: WebSocketMessage) async throws {
         switch message {
         case .string(let text): try await connection.send(WebSocketFrame(opcode: .text, payload: Data(text.utf8)))
