@@ -221,6 +221,30 @@ final class WebSocketRecorder: NSObject, URLSessionWebSocketDelegate, Sendable {
         }
     }
 
+    /// `send` returns once a message is queued, but what waits to be
+    /// written stays bounded: against a server that reads nothing, sends
+    /// stop returning once the socket's buffers and ours are full.
+    @Test func sendsToAServerThatDoesNotRead_areHeldBack() async throws {
+        try await withFaultServer([[.readRequest, Self.switching(), .pause(milliseconds: 4000)]]) { server in
+            let task = URLSession(configuration: .default).webSocketTask(with: Self.wsURL(server, "/"))
+            task.resume()
+            let sent = Mutex(0)
+            let sender = Task {
+                let message = Data(count: 65536)
+                for _ in 0..<1000 {
+                    try await task.send(.data(message))
+                    sent.withLock { $0 += 1 }
+                }
+            }
+            try await Task.sleep(for: .seconds(1))
+            // 1000 messages are 64 MiB; the loopback socket holds a few MiB.
+            #expect(sent.withLock { $0 } < 500)
+            task.cancel()
+            sender.cancel()
+            _ = await sender.result
+        }
+    }
+
     @Test func cancelBeforeResume_completesWithCancelled() async throws {
         let delegate = WebSocketRecorder()
         let task = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
