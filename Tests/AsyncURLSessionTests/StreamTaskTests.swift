@@ -35,6 +35,17 @@ import Testing
         }
     }
 
+    @Test func bytes_yieldsEverythingUntilThePeerCloses() async throws {
+        try await withServer { server in
+            let stream = Session(configuration: testConfiguration()).streamTask(withHostName: "127.0.0.1", port: server.port)
+            try await stream.write(request("/bytes/100000"), timeout: scaledTimeout(10))
+            var all = Data()
+            for try await chunk in stream.bytes { all.append(chunk) }
+            #expect(String(decoding: all.prefix(15), as: UTF8.self) == "HTTP/1.1 200 OK")
+            #expect(all.suffix(100_000) == LoopbackServer.patternBody(count: 100_000))
+        }
+    }
+
     @Test func startSecureConnection_afterResume_speaksTLS() async throws {
         try await withServer(LoopbackServer.Options(tls: true, http2: false)) { server in
             let stream = Session(configuration: testConfiguration(trusting: server))

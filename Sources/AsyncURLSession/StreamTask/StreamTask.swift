@@ -44,6 +44,19 @@ public final class StreamTask: Sendable {
         return (data, atEOF)
     }
 
+    /// What the peer sends, as it arrives (up to 64 KiB a chunk), until it
+    /// closes; throws when the connection fails. Pulled like `read`: while
+    /// nobody iterates, at most 1 MiB waits and the socket is not read.
+    public var bytes: AsyncThrowingStream<Data, any Error> {
+        let connection = connection
+        return AsyncThrowingStream {
+            let (data, atEOF) = try await connection.read(minLength: 1, maxLength: 65536, timeout: 0)
+            // The last chunk may come with the end; an empty one is the end.
+            if data.isEmpty, atEOF { return nil }
+            return data
+        }
+    }
+
     /// Returns once the bytes were handed to the socket.
     public func write(_ data: Data, timeout: TimeInterval) async throws {
         try await connection.write(data, timeout: timeout)
