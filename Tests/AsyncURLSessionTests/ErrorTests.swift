@@ -43,6 +43,15 @@ import Testing
         #expect(code == .badURL)
     }
 
+    /// As Apple's and FoundationNetworking's: a request whose URL was set
+    /// to nil is an unsupported URL.
+    @Test func requestWithoutURL_isUnsupportedURL() async throws {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1/")!)
+        request.url = nil
+        let code = await failure(request)
+        #expect(code == .unsupportedURL)
+    }
+
     /// Schemes are case-insensitive (RFC 3986 §3.1).
     @Test func uppercaseScheme_isFetched() async throws {
         try await withServer { server in

@@ -134,6 +134,21 @@ import Testing
         }
     }
 
+    /// The core keeps RFC 9110's rules (the classic adapter follows
+    /// FoundationNetworking's): 305 and 306 are results, HEAD stays HEAD.
+    @Test func status305_isTheResult_andHEADStaysHEADOn303() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            let (_, response) = try await session.data(from: server.url("/redirect-to?status=305&location=/echo"))
+            #expect((response as? HTTPURLResponse)?.statusCode == 305)
+            var head = URLRequest(url: server.url("/redirect-to?status=303&location=/echo"))
+            head.httpMethod = "HEAD"
+            let (data, headResponse) = try await session.data(for: head)
+            #expect((headResponse as? HTTPURLResponse)?.statusCode == 200)
+            #expect(data.isEmpty)
+        }
+    }
+
     @Test func crossOriginRedirect_dropsCredentialsAndCookies() async throws {
         try await withServer { first in
             let second = try await LoopbackServer.start()

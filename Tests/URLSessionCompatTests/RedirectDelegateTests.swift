@@ -60,3 +60,38 @@ import URLSessionCompat
         }
     }
 }
+
+/// The classic adapter follows redirects as FoundationNetworking does (its
+/// own test suite checks these), where the async core keeps RFC 9110's rules.
+@Suite struct FoundationNetworkingRedirectRuleTests {
+    private func load(_ request: URLRequest) async -> (Data?, URLResponse?, (any Error)?) {
+        await withCheckedContinuation { continuation in
+            URLSession(configuration: .ephemeral).dataTask(with: request) { data, response, error in
+                continuation.resume(returning: (data, response, error))
+            }.resume()
+        }
+    }
+
+    @Test func head_redirectedBy303_becomesGET() async throws {
+        try await withServer { server in
+            var request = URLRequest(url: server.url("/redirect-to?status=303&location=/echo"))
+            request.httpMethod = "HEAD"
+            let (data, response, error) = await load(request)
+            #expect(error == nil)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(String(decoding: data ?? Data(), as: UTF8.self).contains("\"method\":\"GET\""))
+        }
+    }
+
+    @Test(arguments: [305, 306])
+    func status305And306_areFollowed_keepingTheMethod(status: Int) async throws {
+        try await withServer { server in
+            var request = URLRequest(url: server.url("/redirect-to?status=\(status)&location=/echo"))
+            request.httpMethod = "PUT"
+            let (data, response, error) = await load(request)
+            #expect(error == nil)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(String(decoding: data ?? Data(), as: UTF8.self).contains("\"method\":\"PUT\""))
+        }
+    }
+}

@@ -16,14 +16,28 @@ enum RedirectPolicy {
     }
 
     static let followedStatusCodes: Set<Int> = [301, 302, 303, 307, 308]
+    /// FoundationNetworking's rules, which the classic adapter keeps so code
+    /// written against it behaves the same: 305 and 306 are followed too
+    /// (keeping the method, as 307), and a 303 turns HEAD into GET as well.
+    static let foundationNetworkingStatusCodes: Set<Int> = [301, 302, 303, 305, 306, 307, 308]
+
+    /// Whether `status` may be a redirect under either rules (what may be
+    /// held back while its hop decides).
+    static func mayRedirect(_ status: Int) -> Bool {
+        (301...308).contains(status) && status != 304
+    }
 
     /// - Parameter sensitive: whether a (lowercased) header name must not
     ///   follow a redirect to another origin (the session's
     ///   `SessionConfiguration.isSensitiveHeader`).
+    /// - Parameter asFoundationNetworking: FoundationNetworking's rules
+    ///   (`foundationNetworkingStatusCodes`) instead of RFC 9110's and fetch's.
     static func evaluate(
-        response: HTTPURLResponse, request: URLRequest, sensitive: (String) -> Bool
+        response: HTTPURLResponse, request: URLRequest, asFoundationNetworking: Bool = false,
+        sensitive: (String) -> Bool
     ) -> Evaluation {
-        guard followedStatusCodes.contains(response.statusCode),
+        let followed = asFoundationNetworking ? foundationNetworkingStatusCodes : followedStatusCodes
+        guard followed.contains(response.statusCode),
             let location = response.value(forHTTPHeaderField: "Location")
         else { return .notARedirect }
         guard let current = request.url else { return .unusable(reason: "the request has no URL") }
@@ -45,8 +59,8 @@ enum RedirectPolicy {
         case 301, 302:
             if method == "POST" { becomeGET(&proposed) }
         case 303:
-            if method != "HEAD" { becomeGET(&proposed) }
-        default:  // 307, 308 keep method and body
+            if method != "HEAD" || asFoundationNetworking { becomeGET(&proposed) }
+        default:  // 307, 308 (and 305, 306) keep method and body
             break
         }
         if !sameOrigin(current, next) {

@@ -29,7 +29,8 @@ enum RequestPreparation {
         proxyCredential: HopCredential? = nil, connectOnly: Bool = false
     ) -> Result<TransferRequest, URLError> {
         guard let url = request.url else {
-            return .failure(URLError.make(.badURL, url: nil, reason: "The request has no URL."))
+            return .failure(URLError.make(
+                .unsupportedURL, url: nil, reason: "The request has no URL: give it an http or https URL."))
         }
         let urlString = withoutUserInfo(url)
         // The scheme from the absolute string and the host still encoded:

@@ -173,6 +173,11 @@ public struct SessionConfiguration: Sendable {
     /// `taskIsWaitingForConnectivity`). Off by default, as on Apple.
     public var waitsForConnectivity: Bool = false
 
+    /// For the classic adapter: FoundationNetworking's redirect rules (305
+    /// and 306 followed as 307, a 303 turns HEAD into GET too) instead of
+    /// RFC 9110's and fetch's, so code written against it behaves the same.
+    package var redirectsAsFoundationNetworking = false
+
     /// The hosts reached only over https (HSTS): learned from https
     /// responses, applied to every hop before it is sent. `.default`:
     /// `HSTSStore.shared` (on disk); `.ephemeral`: a store in memory of its

@@ -65,12 +65,14 @@ struct HopState {
 
     /// - Parameter sensitive: whether a (lowercased) header name must not
     ///   follow a redirect to another origin (asked only for a redirect).
-    mutating func receivedHead(_ source: ResponseSource, sensitive: (String) -> Bool) -> HeadVerdict {
+    mutating func receivedHead(
+        _ source: ResponseSource, redirectsAsFoundationNetworking: Bool = false, sensitive: (String) -> Bool
+    ) -> HeadVerdict {
         held = nil
         let status = source.statusCode
         // Only these statuses can be held back: any other one is delivered
         // without building Foundation's response here.
-        guard status == 401 || status == 407 || RedirectPolicy.followedStatusCodes.contains(status),
+        guard status == 401 || status == 407 || RedirectPolicy.mayRedirect(status),
             let response = source.response
         else { return .deliver(source) }
         if status == 401 || status == 407 {
@@ -85,7 +87,8 @@ struct HopState {
             return .deliver(source)
         }
         if case .redirect(let proposed, let isDowngrade) = RedirectPolicy.evaluate(
-            response: response, request: request, sensitive: sensitive)
+            response: response, request: request, asFoundationNetworking: redirectsAsFoundationNetworking,
+            sensitive: sensitive)
         {
             held = Held(response: response, kind: .redirect(proposed: proposed, isDowngrade: isDowngrade))
             return .hold

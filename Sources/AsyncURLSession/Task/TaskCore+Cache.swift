@@ -80,7 +80,7 @@ extension TaskCore {
         // be held back (and its body with it), and a multipart stream is
         // never one response.
         let mayBeHeld = head.statusCode == 401 || head.statusCode == 407
-            || RedirectPolicy.followedStatusCodes.contains(head.statusCode) || head.contentTypeIsMultipart
+            || RedirectPolicy.mayRedirect(head.statusCode) || head.contentTypeIsMultipart
         let status = head.statusCode
         let version = head.httpVersion
         let length = head.contentLength

@@ -45,7 +45,9 @@ extension TaskCore {
         let source = ResponseSource(head: head, url: url)
         let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
             guard guarded.transferID == id else { return nil }
-            return guarded.hop.receivedHead(source) { context.configuration.isSensitiveHeader($0) }
+            return guarded.hop.receivedHead(
+                source, redirectsAsFoundationNetworking: context.configuration.redirectsAsFoundationNetworking
+            ) { context.configuration.isSensitiveHeader($0) }
         }
         if case .deliver(let source) = verdict, !startMultipart(source, id: id) {
             deliverFinalResponse(source, heldBody: nil)

@@ -90,6 +90,9 @@ open class URLSession: NSObject, @unchecked Sendable {
         _ configuration: URLSessionConfiguration, tasks: ClassicTaskLookup
     ) -> SessionConfiguration {
         var core = StreamBufferSplit.coreConfiguration(configuration.sessionConfiguration)
+        // Legacy code moves over from FoundationNetworking: its redirect
+        // rules (305 and 306 followed, HEAD becomes GET on a 303).
+        core.redirectsAsFoundationNetworking = true
         core.localTransport = ProtocolClassTransport(
             protocolClasses: configuration.protocolClasses, fallback: core.localTransport, tasks: tasks)
         return core
