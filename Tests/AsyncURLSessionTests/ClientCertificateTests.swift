@@ -61,15 +61,11 @@ import Testing
             try pem.certificate.write(to: folder.appendingPathComponent("cert.pem"))
             try pem.privateKey.write(to: folder.appendingPathComponent("key.pem"))
             // The archive as users get one: made by openssl, password-protected.
-            let openssl = Process()
-            openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            openssl.currentDirectoryURL = folder
-            openssl.arguments = [
-                "pkcs12", "-export", "-in", "cert.pem", "-inkey", "key.pem", "-passout", "pass:secret", "-out", "id.p12",
-            ]
-            try openssl.run()
-            openssl.waitUntilExit()
-            #expect(openssl.terminationStatus == 0)
+            let openssl = try await ChildProcess.run(
+                "/usr/bin/openssl",
+                ["pkcs12", "-export", "-in", "cert.pem", "-inkey", "key.pem", "-passout", "pass:secret", "-out", "id.p12"],
+                workingDirectory: folder.path)
+            #expect(openssl.status == 0, "\(openssl.errorText)")
             let archive = try Data(contentsOf: folder.appendingPathComponent("id.p12"))
             var configuration = testConfiguration(trusting: server)
             configuration.clientIdentity = .pkcs12(archive, password: "secret")

@@ -183,16 +183,7 @@ import Testing
     }
 
     private static func run(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws -> Int32 {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        return try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
+        try await ChildProcess.run(executable.path, arguments, environment: environment).status
     }
 }
 

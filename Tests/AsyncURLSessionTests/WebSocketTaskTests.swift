@@ -178,25 +178,11 @@ import Testing
             .appendingPathComponent("fetch")
         try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
         try await withServer { server in
-            let process = Process()
-            process.executableURL = fetch
-            process.arguments = ["-s", wsURL(server, "/ws/echo").absoluteString]
-            let input = Pipe()
-            let output = Pipe()
-            process.standardInput = input
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-                process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-                do {
-                    try process.run()
-                    input.fileHandleForWriting.write(Data("first line\nsecond line\n".utf8))
-                    try input.fileHandleForWriting.close()
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let result = try await ChildProcess.run(
+                fetch.path, ["-s", wsURL(server, "/ws/echo").absoluteString],
+                input: Data("first line\nsecond line\n".utf8))
+            let status = result.status
+            let printed = result.outputText
             #expect(status == 0)
             #expect(printed == "first line\nsecond line\n")
         }

@@ -89,24 +89,13 @@ func curl(_ arguments: [String], url: URL) async throws -> CurlResult {
     let bodyFile = directory.appendingPathComponent("body")
     let headersFile = directory.appendingPathComponent("headers")
 
-    let stdoutFile = directory.appendingPathComponent("stdout")
-    let stderrFile = directory.appendingPathComponent("stderr")
-    let argv = ["curl", "-sS", "--max-time", "20", "-o", bodyFile.path, "-D", headersFile.path]
+    let arguments = ["-sS", "--max-time", "20", "-o", bodyFile.path, "-D", headersFile.path]
         + arguments + [url.absoluteString]
-    // posix_spawn, not Foundation.Process: Process.run() reads /proc/self/fd
-    // and crashed (SIGSEGV in findMaximumOpenFromProcSelfFD) while other
-    // tests opened and closed hundreds of sockets in parallel.
-    let pid = try spawn("/usr/bin/curl", argv, stdout: stdoutFile.path, stderr: stderrFile.path)
-    let exitCode: Int32 = await withTaskCancellationHandler {
-        await withCheckedContinuation { continuation in
-            // waitpid blocks: on a thread of its own, not the cooperative pool.
-            Thread { continuation.resume(returning: waitForExit(pid)) }.start()
-        }
-    } onCancel: {
-        kill(pid, SIGTERM)
-    }
-    let writeOut = (try? String(contentsOf: stdoutFile, encoding: .utf8)) ?? ""
-    let errors = (try? String(contentsOf: stderrFile, encoding: .utf8)) ?? ""
+    // ChildProcess (posix_spawn), never Foundation.Process: see ChildProcess.
+    let result = try await ChildProcess.run("/usr/bin/curl", arguments)
+    let exitCode = result.status
+    let writeOut = result.outputText
+    let errors = result.errorText
     let body = (try? Data(contentsOf: bodyFile)) ?? Data()
     let headers = (try? Data(contentsOf: headersFile)) ?? Data()
     return CurlResult(exitCode: exitCode, writeOut: writeOut, body: body, stderr: errors, headers: headers)
@@ -154,32 +143,4 @@ func withServer<T: Sendable>(
         defer { try? FileManager.default.removeItem(at: caFile) }
         return try await body(server, ["--cacert", caFile.path, "--http2"])
     }
-}
-
-/// Starts `executable` with stdout and stderr going to files; returns its pid.
-private func spawn(_ executable: String, _ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var pid: pid_t = 0
-    let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-    guard result == 0 else {
-        throw NSError(domain: NSPOSIXErrorDomain, code: Int(result), userInfo: [
-            NSLocalizedDescriptionKey: "cannot start \(executable): error \(result)",
-        ])
-    }
-    return pid
-}
-
-/// The exit status of a child (128 + signal when it was killed).
-private func waitForExit(_ pid: pid_t) -> Int32 {
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-        if errno != EINTR { return -1 }
-    }
-    return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
 }
