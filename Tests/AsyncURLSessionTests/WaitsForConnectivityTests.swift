@@ -1,5 +1,8 @@
 import AsyncURLSession
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -52,8 +55,28 @@ import Testing
                 _ = try await session.data(from: URL(string: "http://127.0.0.1:\(port)/")!)
             }
             #expect(error?.code == .timedOut)
-            #expect(error?.localizedDescription.contains("Waited for connectivity") == true)
+            #expect(
+                error?.localizedDescription.contains("Waited for connectivity") == true,
+                "\(String(describing: error?.localizedDescription))")
             #expect(ContinuousClock.now - started >= .seconds(1))
+        }
+    }
+
+    /// A connect that hangs (SYNs dropped) until libcurl's own limit ends
+    /// the hop at the resource timeout: still the waiting's end, told as such.
+    /// (A stalled machine once made the last retry end this way in CI.)
+    @Test func aConnectHangingUntilTheResourceTimeout_failsSayingItWaited() async throws {
+        try await withTimeLimit {
+            let listener = try FullBacklogListener()
+            defer { listener.close() }
+            let session = Session(configuration: configuration(resourceTimeout: 1.5))
+            let error = await #expect(throws: URLError.self) {
+                _ = try await session.data(from: URL(string: "http://127.0.0.1:\(listener.port)/")!)
+            }
+            #expect(error?.code == .timedOut)
+            #expect(
+                error?.localizedDescription.contains("Waited for connectivity") == true,
+                "\(String(describing: error?.localizedDescription))")
         }
     }
 
@@ -132,4 +155,42 @@ import Testing
             #expect((response as? HTTPURLResponse)?.statusCode == 503)
         }
     }
+}
+
+/// A loopback listener that never accepts, its queue filled, so that a
+/// further connect hangs: Linux drops the SYNs of a full accept queue.
+private final class FullBacklogListener: Sendable {
+    let port: Int
+    private let descriptors: [Int32]
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(listener, pointer, length) == 0 && listen(listener, 0) == 0
+                    && getsockname(listener, pointer, &length) == 0
+            }
+        }
+        guard listener >= 0, bound else { throw POSIXError(.EADDRNOTAVAIL) }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        var descriptors = [listener]
+        // Non-blocking connects until the queue is full (two do with backlog 0).
+        for _ in 0..<3 {
+            let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            var target = address
+            _ = withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            descriptors.append(client)
+        }
+        usleep(100_000)
+        self.port = port
+        self.descriptors = descriptors
+    }
+
+    func close() { descriptors.forEach { Glibc.close($0) } }
 }

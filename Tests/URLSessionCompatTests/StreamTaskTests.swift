@@ -93,7 +93,9 @@ final class StreamRecorder: NSObject, URLSessionStreamDelegate, Sendable {
         }
     }
 
-    @Test func closeWrite_tellsTheDelegate_andCancelCompletesWithCancelled() async throws {
+    /// The loopback server closes a connection whose request the FIN cut
+    /// short, so the end is the peer's: read closed, then a clean completion.
+    @Test func closeWrite_tellsTheDelegate_thenThePeersEndCompletesTheTask() async throws {
         try await withServer { server in
             let delegate = StreamRecorder()
             let task = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
@@ -101,9 +103,27 @@ final class StreamRecorder: NSObject, URLSessionStreamDelegate, Sendable {
             task.resume()
             try await task.write(Data("GET /slow-headers HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8), timeout: 10)
             task.closeWrite()
+            let response = try await Self.readToEnd(task)
+            #expect(response.isEmpty)
+            await delegate.completed.wait()
+            #expect(delegate.calls == ["writeClosedFor", "readClosedFor", "didCompleteWithError"])
+            #expect(delegate.completionError == nil)
+        }
+    }
+
+    /// No FIN, so the server keeps the connection: the end is the cancel.
+    /// (Cancelling right after `closeWrite()` would race the server's close:
+    /// CI once saw the peer's end win, as it may.)
+    @Test func cancel_completesWithCancelled_andLaterWritesFail() async throws {
+        try await withServer { server in
+            let delegate = StreamRecorder()
+            let task = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
+                .streamTask(withHostName: "127.0.0.1", port: server.port)
+            task.resume()
+            try await task.write(Data("GET /slow-headers HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8), timeout: 10)
             task.cancel()
             await delegate.completed.wait()
-            #expect(delegate.calls == ["writeClosedFor", "didCompleteWithError"])
+            #expect(delegate.calls == ["didCompleteWithError"])
             #expect((delegate.completionError as? URLError)?.code == .cancelled)
             let error = await #expect(throws: URLError.self) { try await task.write(Data("x".utf8), timeout: 1) }
             #expect(error?.code == .cancelled)

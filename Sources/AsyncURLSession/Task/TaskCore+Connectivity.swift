@@ -26,9 +26,15 @@ extension TaskCore {
     /// returns false when the task should fail with `error` now (another
     /// kind of failure, a response already begun, or no time left).
     func waitForConnectivity(after error: URLError) -> Bool {
-        guard Self.isConnectivityFailure(error) else { return false }
         let resourceTimeout = context.configuration.timeoutIntervalForResource
         let elapsed = Date().timeIntervalSince(createdAt)
+        // A hop runs with the whole resource timeout as libcurl's limit, so
+        // one that started late (the last try, or a stalled machine) can end
+        // with libcurl's own time-out, still connecting, just as the
+        // resource time is up: that is the waiting's end too.
+        let outOfTime = error.code == .timedOut && resourceTimeout.isFinite && resourceTimeout > 0
+            && elapsed >= resourceTimeout - 0.01
+        guard Self.isConnectivityFailure(error) || outOfTime else { return false }
         let plan = guarded.withLock { guarded -> (request: URLRequest, credential: HopCredential?, retry: Int)? in
             guard guarded.pipeline.responseSource == nil else { return nil }
             guarded.connectivityRetries += 1
