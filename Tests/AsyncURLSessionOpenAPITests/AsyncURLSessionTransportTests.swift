@@ -106,9 +106,13 @@ import TestSupport
     }
 
     @Test func connectionRefused_throwsTheURLError() async throws {
+        // A port held bound but not listening: a server shut down first
+        // freed its port for any other test's server to take (CI saw one).
         let server = try await LoopbackServer.start()
-        let base = server.baseURL
         try await server.shutdown()
+        let reservation = try PortReservation()
+        defer { reservation.release() }
+        let base = try #require(URL(string: "http://127.0.0.1:\(reservation.port)"))
         do {
             _ = try await send("/bytes/1", to: base, with: transport(server))
             Issue.record("a refused connection gave a response")
