@@ -83,6 +83,12 @@ let package = Package(
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
+        // Background sessions (issue 32). What programs and the transfer
+        // agent share: the agent's per-user folder, peer credentials, the
+        // framing of their messages.
+        .target(name: "AgentWire"),
+        // The transfer agent's parts: its crash-safe journal (SQLite, WAL).
+        .target(name: "BackgroundAgent", dependencies: ["AgentWire", "CSQLite"]),
         // Real HTTP/1.1 (+ TLS, HTTP/2) server for tests, the CLI demo and benchmarks.
         .target(
             name: "LoopbackServer",
@@ -137,6 +143,7 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),
+        .testTarget(name: "BackgroundAgentTests", dependencies: ["BackgroundAgent", "AgentWire"]),
         // Every code block of MIGRATION.md, compiled (and run by the tests):
         // before (FoundationNetworking), after (URLSessionCompat), async core.
         .target(name: "MigrationGuideBefore", path: "Tests/MigrationGuide/Before"),

@@ -1,0 +1,307 @@
+internal import CSQLite
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent's record of every background transfer: request, phase,
+/// validators, bytes on disk, files. What makes a transfer outlive a crash
+/// of the program or of the agent.
+///
+/// Why SQLite (Debian's libsqlite3, WAL journal) rather than an append-only
+/// log of our own with fsync: every change is one transaction, so `kill -9`
+/// at any moment leaves the state before it or after it, never half a
+/// record; updates in place need no compaction; a damaged file is detected
+/// by SQLite's own checks. The response cache uses it the same way.
+///
+/// `synchronous=NORMAL`: in WAL mode a commit is in the log file before the
+/// call returns, so a killed process (program or agent) loses nothing; only
+/// a power cut can lose the last commits, which leaves an older state, which
+/// is safe: `bytesOnDisk` is recorded after the partial file was flushed, so
+/// an older record only means resuming from an earlier offset.
+///
+/// Not thread-safe: the agent uses it from one actor.
+package final class TransferJournal {
+    private var handle: OpaquePointer?
+    package let url: URL
+
+    /// Opens (creating it 0600) the journal at `url`, in a folder of ours.
+    /// Transfers the journal says were running are `running` still: the
+    /// caller resumes them (nothing else can be running after a start).
+    package init(at url: URL) throws(JournalError) {
+        self.url = url
+        var info = stat()
+        if lstat(url.path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == getuid() else {
+                throw JournalError("\(url.path) is not a regular file of this user; move it away so the agent can start a journal")
+            }
+            if info.st_mode & 0o077 != 0, chmod(url.path, 0o600) != 0 {
+                throw JournalError("\(url.path) is open to other users and cannot be made private")
+            }
+        } else {
+            // SQLite would create it with the umask's mode; its -wal and -shm
+            // files take this file's mode.
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            guard fd >= 0 else { throw JournalError("cannot create \(url.path): \(String(cString: strerror(errno)))") }
+            Glibc.close(fd)
+        }
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
+        guard sqlite3_open_v2(url.path, &handle, flags, nil) == SQLITE_OK else {
+            let reason = lastError
+            closeDatabase()
+            throw JournalError("cannot open the journal \(url.path): \(reason)")
+        }
+        sqlite3_busy_timeout(handle, 5000)
+        do {
+            try execute("""
+                PRAGMA journal_mode=WAL;
+                PRAGMA synchronous=NORMAL;
+                CREATE TABLE IF NOT EXISTS transfers (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    session TEXT NOT NULL,
+                    task INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    request BLOB NOT NULL,
+                    phase TEXT NOT NULL,
+                    entity_tag TEXT,
+                    last_modified TEXT,
+                    bytes_on_disk INTEGER NOT NULL DEFAULT 0,
+                    expected_bytes INTEGER NOT NULL DEFAULT -1,
+                    partial_file TEXT,
+                    result_file TEXT,
+                    failure TEXT,
+                    attempts INTEGER NOT NULL DEFAULT 0,
+                    created REAL NOT NULL,
+                    updated REAL NOT NULL,
+                    UNIQUE (session, task));
+                """)
+        } catch {
+            closeDatabase()
+            throw JournalError("the journal \(url.path) cannot be used: \(error.description); move it away to start afresh")
+        }
+    }
+
+    deinit { closeDatabase() }
+
+    private func closeDatabase() {
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    // MARK: - Changes
+
+    /// Records a new transfer, queued. Fails when the session already has a
+    /// task with that identifier.
+    @discardableResult
+    package func add(
+        session: String, task: Int, kind: JournalEntry.Kind, request: JournalRequest, now: Date = Date()
+    ) throws(JournalError) -> JournalEntry {
+        let encoded: Data
+        do { encoded = try JSONEncoder().encode(request) } catch {
+            throw JournalError("cannot encode the request: \(error)")
+        }
+        let id = try statement("""
+            INSERT INTO transfers (session, task, kind, request, phase, created, updated)
+            VALUES (?, ?, ?, ?, 'queued', ?, ?)
+            """) { statement throws(JournalError) -> Int64 in
+            bind(session, 1, statement)
+            sqlite3_bind_int64(statement, 2, sqlite3_int64(task))
+            bind(kind.rawValue, 3, statement)
+            bind(encoded, 4, statement)
+            sqlite3_bind_double(statement, 5, now.timeIntervalSince1970)
+            sqlite3_bind_double(statement, 6, now.timeIntervalSince1970)
+            guard sqlite3_step(statement) == SQLITE_DONE else {
+                // SQLITE_CONSTRAINT_UNIQUE, (19 | 8 << 8), a macro Swift does not import.
+                if sqlite3_extended_errcode(handle) == SQLITE_CONSTRAINT | 8 << 8 {
+                    throw JournalError("session \"\(session)\" already has a task \(task)")
+                }
+                throw JournalError("cannot record the transfer: \(lastError)")
+            }
+            return sqlite3_last_insert_rowid(handle)
+        }
+        guard let entry = try entry(id: id) else { throw JournalError("the transfer just recorded is missing") }
+        return entry
+    }
+
+    /// Moves transfer `id` to `phase`; a move the phase does not allow
+    /// (`TransferPhase.allows`) is refused and changes nothing.
+    package func move(
+        _ id: Int64, to phase: TransferPhase, failure: String? = nil, resultFile: String? = nil, now: Date = Date()
+    ) throws(JournalError) {
+        try transaction { () throws(JournalError) in
+            guard let current = try entry(id: id) else { throw JournalError("no transfer \(id) in the journal") }
+            guard current.phase.allows(phase) else {
+                throw JournalError("transfer \(id) cannot go from \(current.phase.rawValue) to \(phase.rawValue)")
+            }
+            try statement("""
+                UPDATE transfers SET phase = ?, failure = coalesce(?, failure), result_file = coalesce(?, result_file),
+                    attempts = attempts + ?, updated = ? WHERE id = ?
+                """) { statement throws(JournalError) in
+                bind(phase.rawValue, 1, statement)
+                bind(failure, 2, statement)
+                bind(resultFile, 3, statement)
+                sqlite3_bind_int(statement, 4, phase == .running ? 1 : 0)
+                sqlite3_bind_double(statement, 5, now.timeIntervalSince1970)
+                sqlite3_bind_int64(statement, 6, id)
+                try step(statement)
+            }
+        }
+    }
+
+    /// Records how far a download got: call after flushing the partial file
+    /// (`bytesOnDisk` is what a resume keeps).
+    package func recordProgress(
+        _ id: Int64, bytesOnDisk: Int64, expectedBytes: Int64, validator: JournalValidator, partialFile: String?,
+        now: Date = Date()
+    ) throws(JournalError) {
+        try statement("""
+            UPDATE transfers SET bytes_on_disk = ?, expected_bytes = ?, entity_tag = ?, last_modified = ?,
+                partial_file = ?, updated = ? WHERE id = ?
+            """) { statement throws(JournalError) in
+            sqlite3_bind_int64(statement, 1, bytesOnDisk)
+            sqlite3_bind_int64(statement, 2, expectedBytes)
+            bind(validator.entityTag, 3, statement)
+            bind(validator.lastModified, 4, statement)
+            bind(partialFile, 5, statement)
+            sqlite3_bind_double(statement, 6, now.timeIntervalSince1970)
+            sqlite3_bind_int64(statement, 7, id)
+            try step(statement)
+        }
+    }
+
+    package func remove(_ id: Int64) throws(JournalError) {
+        try statement("DELETE FROM transfers WHERE id = ?") { statement throws(JournalError) in
+            sqlite3_bind_int64(statement, 1, id)
+            try step(statement)
+        }
+    }
+
+    // MARK: - Reading
+
+    package func entry(id: Int64) throws(JournalError) -> JournalEntry? {
+        try entries(where: "id = ?") { sqlite3_bind_int64($0, 1, id) }.first
+    }
+
+    /// Every transfer, or one session's, oldest first.
+    package func entries(session: String? = nil) throws(JournalError) -> [JournalEntry] {
+        guard let session else { return try entries(where: "1") { _ in } }
+        return try entries(where: "session = ?") { bind(session, 1, $0) }
+    }
+
+    /// Transfers that ended (or were delivered) before `date`: what the
+    /// agent removes, with their files, when nobody came for them.
+    package func ended(before date: Date) throws(JournalError) -> [JournalEntry] {
+        try entries(where: "phase IN ('finished', 'failed', 'cancelled', 'delivered') AND updated < ?") {
+            sqlite3_bind_double($0, 1, date.timeIntervalSince1970)
+        }
+    }
+
+    private func entries(where condition: String, _ bindings: (OpaquePointer) -> Void) throws(JournalError) -> [JournalEntry] {
+        try statement("""
+            SELECT id, session, task, kind, request, phase, entity_tag, last_modified, bytes_on_disk, expected_bytes,
+                partial_file, result_file, failure, attempts, created, updated
+            FROM transfers WHERE \(condition) ORDER BY id
+            """) { statement throws(JournalError) -> [JournalEntry] in
+            bindings(statement)
+            var found: [JournalEntry] = []
+            while true {
+                let result = sqlite3_step(statement)
+                if result == SQLITE_DONE { break }
+                guard result == SQLITE_ROW else { throw JournalError("cannot read the journal: \(lastError)") }
+                found.append(try Self.entry(statement))
+            }
+            return found
+        }
+    }
+
+    private static func entry(_ statement: OpaquePointer) throws(JournalError) -> JournalEntry {
+        let id = sqlite3_column_int64(statement, 0)
+        guard let kind = JournalEntry.Kind(rawValue: text(statement, 3) ?? ""),
+            let phase = TransferPhase(rawValue: text(statement, 5) ?? "")
+        else { throw JournalError("transfer \(id) in the journal has an unknown kind or phase") }
+        let request: JournalRequest
+        do { request = try JSONDecoder().decode(JournalRequest.self, from: blob(statement, 4)) } catch {
+            throw JournalError("transfer \(id) in the journal has a request that does not decode: \(error)")
+        }
+        return JournalEntry(
+            id: id, session: text(statement, 1) ?? "", task: Int(sqlite3_column_int64(statement, 2)), kind: kind,
+            request: request, phase: phase,
+            validator: JournalValidator(entityTag: text(statement, 6), lastModified: text(statement, 7)),
+            bytesOnDisk: sqlite3_column_int64(statement, 8), expectedBytes: sqlite3_column_int64(statement, 9),
+            partialFile: text(statement, 10), resultFile: text(statement, 11), failure: text(statement, 12),
+            attempts: Int(sqlite3_column_int64(statement, 13)),
+            created: Date(timeIntervalSince1970: sqlite3_column_double(statement, 14)),
+            updated: Date(timeIntervalSince1970: sqlite3_column_double(statement, 15)))
+    }
+
+    // MARK: - SQLite
+
+    private var lastError: String {
+        handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+    }
+
+    private func execute(_ sql: String) throws(JournalError) {
+        var message: UnsafeMutablePointer<CChar>?
+        guard sqlite3_exec(handle, sql, nil, nil, &message) == SQLITE_OK else {
+            defer { sqlite3_free(message) }
+            throw JournalError(message.map { String(cString: $0) } ?? lastError)
+        }
+    }
+
+    /// `body` inside one transaction: all of it is recorded, or none.
+    private func transaction(_ body: () throws(JournalError) -> Void) throws(JournalError) {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            try body()
+            try execute("COMMIT")
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private func statement<T>(_ sql: String, _ body: (OpaquePointer) throws(JournalError) -> T) throws(JournalError) -> T {
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
+            throw JournalError("cannot prepare a journal statement: \(lastError)")
+        }
+        defer { sqlite3_finalize(statement) }
+        return try body(statement)
+    }
+
+    private func step(_ statement: OpaquePointer) throws(JournalError) {
+        guard sqlite3_step(statement) == SQLITE_DONE else { throw JournalError("cannot write the journal: \(lastError)") }
+    }
+
+    private func bind(_ text: String?, _ index: Int32, _ statement: OpaquePointer) {
+        guard let text else {
+            sqlite3_bind_null(statement, index)
+            return
+        }
+        sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+    }
+
+    private func bind(_ data: Data, _ index: Int32, _ statement: OpaquePointer) {
+        data.withUnsafeBytes { bytes in
+            var zero: UInt8 = 0
+            let pointer = bytes.baseAddress ?? withUnsafePointer(to: &zero) { UnsafeRawPointer($0) }
+            _ = sqlite3_bind_blob64(statement, index, pointer, sqlite3_uint64(bytes.count), csqlite_transient())
+        }
+    }
+
+    private static func text(_ statement: OpaquePointer, _ column: Int32) -> String? {
+        sqlite3_column_text(statement, column).map { String(cString: $0) }
+    }
+
+    private static func blob(_ statement: OpaquePointer, _ column: Int32) -> Data {
+        let count = Int(sqlite3_column_bytes(statement, column))
+        guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+}
+
+/// Why the journal refused or failed a change; says what to do where it can.
+package struct JournalError: Error, CustomStringConvertible, Equatable {
+    package let description: String
+    package init(_ description: String) { self.description = description }
+}
