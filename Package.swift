@@ -87,8 +87,9 @@ let package = Package(
         // agent share: the agent's per-user folder, peer credentials, the
         // framing of their messages.
         .target(name: "AgentWire"),
-        // The transfer agent's parts: its crash-safe journal (SQLite, WAL).
-        .target(name: "BackgroundAgent", dependencies: ["AgentWire", "CSQLite"]),
+        // The transfer agent's parts: its crash-safe journal (SQLite, WAL)
+        // and the runner that takes downloads to their end on the core.
+        .target(name: "BackgroundAgent", dependencies: ["AgentWire", "CSQLite", "AsyncURLSession"]),
         // Real HTTP/1.1 (+ TLS, HTTP/2) server for tests, the CLI demo and benchmarks.
         .target(
             name: "LoopbackServer",
@@ -143,7 +144,9 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),
-        .testTarget(name: "BackgroundAgentTests", dependencies: ["BackgroundAgent", "AgentWire"]),
+        .testTarget(
+            name: "BackgroundAgentTests",
+            dependencies: ["BackgroundAgent", "AgentWire", "AsyncURLSession", "LoopbackServer", "TestSupport"]),
         // Every code block of MIGRATION.md, compiled (and run by the tests):
         // before (FoundationNetworking), after (URLSessionCompat), async core.
         .target(name: "MigrationGuideBefore", path: "Tests/MigrationGuide/Before"),

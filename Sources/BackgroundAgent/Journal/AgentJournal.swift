@@ -1,0 +1,39 @@
+import Foundation
+
+/// The journal for the agent's concurrent transfers: one actor in front of
+/// the SQLite handle, which is not thread-safe.
+package actor AgentJournal {
+    private let journal: TransferJournal
+
+    package init(at url: URL) throws(JournalError) {
+        journal = try TransferJournal(at: url)
+    }
+
+    @discardableResult
+    package func add(
+        session: String, task: Int, kind: JournalEntry.Kind, request: JournalRequest, now: Date = Date()
+    ) throws(JournalError) -> JournalEntry {
+        try journal.add(session: session, task: task, kind: kind, request: request, now: now)
+    }
+
+    package func move(
+        _ id: Int64, to phase: TransferPhase, failure: String? = nil, resultFile: String? = nil
+    ) throws(JournalError) {
+        try journal.move(id, to: phase, failure: failure, resultFile: resultFile)
+    }
+
+    package func recordProgress(
+        _ id: Int64, bytesOnDisk: Int64, expectedBytes: Int64, validator: JournalValidator, partialFile: String?
+    ) throws(JournalError) {
+        try journal.recordProgress(
+            id, bytesOnDisk: bytesOnDisk, expectedBytes: expectedBytes, validator: validator, partialFile: partialFile)
+    }
+
+    package func entry(id: Int64) throws(JournalError) -> JournalEntry? {
+        try journal.entry(id: id)
+    }
+
+    package func entries(session: String? = nil) throws(JournalError) -> [JournalEntry] {
+        try journal.entries(session: session)
+    }
+}

@@ -1,0 +1,202 @@
+import AsyncURLSession
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Runs a journal's downloads to their end, so that none is lost when the
+/// agent dies: the body goes to a partial file, flushed, then recorded with
+/// its validator; a run of an entry that already holds bytes resumes with
+/// `Range` and `If-Range`, and keeps them only if the server answers 206
+/// from that offset (a changed resource answers 200: the file starts
+/// again). Network failures are retried with backoff until the resource
+/// timeout, as background sessions do. Redirects are followed (the
+/// session's default).
+package struct DownloadRunner: Sendable {
+    /// What a run reports as it goes (the agent forwards it to the program).
+    package enum Event: Sendable, Equatable {
+        /// The body continues at `offset` (0: the server sent it whole again).
+        case resumed(offset: Int64)
+        case progress(bytesOnDisk: Int64, expectedBytes: Int64)
+        /// The attempt failed with a network error; another follows after `pause` seconds.
+        case retrying(URLError.Code, pause: Double)
+    }
+
+    package struct RetryPolicy: Sendable {
+        package var firstPause: Double
+        package var longestPause: Double
+        /// From the transfer's creation; after it, a network error fails it.
+        package var resourceTimeout: Double
+
+        package init(firstPause: Double = 1, longestPause: Double = 60, resourceTimeout: Double = 7 * 86_400) {
+            self.firstPause = firstPause
+            self.longestPause = longestPause
+            self.resourceTimeout = resourceTimeout
+        }
+    }
+
+    package let journal: AgentJournal
+    /// Where partial and finished files live (the agent's own, 0700).
+    package let folder: URL
+    package let session: Session
+    package var retryPolicy: RetryPolicy
+    /// How often progress is flushed and recorded: every this many bytes.
+    package var recordEvery: Int64 = 1 << 20
+
+    package init(journal: AgentJournal, folder: URL, session: Session, retryPolicy: RetryPolicy = RetryPolicy()) {
+        self.journal = journal
+        self.folder = folder
+        self.session = session
+        self.retryPolicy = retryPolicy
+    }
+
+    /// Runs download `id` until it finishes or fails, and returns its entry.
+    /// Cancelling the calling task stops it as a kill would: the journal
+    /// keeps it running, with its flushed bytes, for the next run.
+    package func run(_ id: Int64, events: @escaping @Sendable (Event) -> Void = { _ in }) async throws(JournalError) -> JournalEntry {
+        guard var entry = try await journal.entry(id: id) else { throw JournalError("no transfer \(id) in the journal") }
+        guard entry.phase.isLive else { return entry }
+        try await journal.move(id, to: .running)
+        var pause = retryPolicy.firstPause
+        while true {
+            let outcome = await attempt(entry, events: events)
+            if Task.isCancelled { return try await journal.entry(id: id) ?? entry }
+            switch outcome {
+            case .success(let file):
+                try await journal.move(id, to: .finished, resultFile: file.path)
+            case .failure(.file(let reason)):
+                try await journal.move(id, to: .failed, failure: reason)
+            case .failure(.network(let error)):
+                let elapsed = Date().timeIntervalSince(entry.created)
+                guard Self.isRetryable(error), elapsed + pause < retryPolicy.resourceTimeout else {
+                    try await journal.move(id, to: .failed, failure: error.localizedDescription)
+                    break
+                }
+                try await journal.move(id, to: .waitingToRetry, failure: error.localizedDescription)
+                events(.retrying(error.code, pause: pause))
+                try? await Task.sleep(nanoseconds: UInt64(pause * 1e9))
+                if Task.isCancelled { return try await journal.entry(id: id) ?? entry }
+                pause = min(pause * 2, retryPolicy.longestPause)
+                try await journal.move(id, to: .running)
+                entry = try await journal.entry(id: id) ?? entry
+                continue
+            }
+            return try await journal.entry(id: id) ?? entry
+        }
+    }
+
+    /// Errors another attempt can cure.
+    static func isRetryable(_ error: URLError) -> Bool {
+        switch error.code {
+        case .networkConnectionLost, .timedOut, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed,
+            .notConnectedToInternet, .badServerResponse:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// One request: from the recorded offset when the entry can resume.
+    private func attempt(_ entry: JournalEntry, events: @Sendable (Event) -> Void) async -> Result<URL, DownloadError> {
+        let partialURL = folder.appendingPathComponent("\(entry.id).partial")
+        // A resume needs a validator: without one the bytes on disk may
+        // belong to another version of the resource.
+        let resumable = entry.bytesOnDisk > 0 && entry.partialFile == partialURL.path && !entry.validator.isEmpty
+        let file: PartialFile
+        do { file = try PartialFile(partialURL, keeping: resumable ? entry.bytesOnDisk : 0) } catch {
+            return .failure(error)
+        }
+        guard var request = Self.urlRequest(entry.request) else {
+            return .failure(.file("\(entry.request.url) is not a URL the agent can load"))
+        }
+        let offset = file.length
+        if offset > 0 {
+            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+            request.setValue(entry.validator.entityTag ?? entry.validator.lastModified, forHTTPHeaderField: "If-Range")
+        }
+        var validator = entry.validator
+        var expected: Int64 = -1
+        let task = session.dataTask(with: request)
+        do {
+            try await withTaskCancellationHandler {
+                task.resume()
+                var unrecorded: Int64 = 0
+                for try await event in task.events {
+                    switch event {
+                    case .response(let response, _):
+                        let continues = offset > 0 && response.statusCode == 206
+                            && Self.contentRangeStart(response) == offset
+                        if !continues { try file.truncate(to: 0) }
+                        if offset > 0, response.statusCode == 416 {
+                            // The server cannot serve the range: start again from nothing.
+                            try await record(entry.id, file, -1, JournalValidator())
+                            throw URLError(.badServerResponse)
+                        }
+                        events(.resumed(offset: file.length))
+                        validator = Self.validator(of: response)
+                        let length = response.expectedContentLength
+                        expected = length >= 0 ? file.length + length : -1
+                        try await record(entry.id, file, expected, validator)
+                    case .data(let data):
+                        try file.append(data)
+                        unrecorded += Int64(data.count)
+                        if unrecorded >= recordEvery {
+                            unrecorded = 0
+                            try file.flush()
+                            try await record(entry.id, file, expected, validator)
+                            events(.progress(bytesOnDisk: file.flushed, expectedBytes: expected))
+                        }
+                    default:
+                        break
+                    }
+                }
+            } onCancel: {
+                task.cancel()
+            }
+            try file.flush()
+            try await record(entry.id, file, file.length, validator)
+            events(.progress(bytesOnDisk: file.flushed, expectedBytes: file.length))
+            let finished = folder.appendingPathComponent("\(entry.id).download")
+            guard rename(partialURL.path, finished.path) == 0 else {
+                return .failure(.file("cannot move the download to \(finished.path): \(String(cString: strerror(errno)))"))
+            }
+            return .success(finished)
+        } catch let error as DownloadError {
+            return .failure(error)
+        } catch {
+            // What was written is kept for the next attempt, once on disk.
+            if (try? file.flush()) != nil { try? await record(entry.id, file, expected, validator) }
+            if let error = error as? URLError { return .failure(.network(error)) }
+            return .failure(.file("\(error)"))
+        }
+    }
+
+    private func record(_ id: Int64, _ file: PartialFile, _ expected: Int64, _ validator: JournalValidator) async throws {
+        try await journal.recordProgress(
+            id, bytesOnDisk: file.flushed, expectedBytes: expected, validator: validator, partialFile: file.url.path)
+    }
+
+    static func urlRequest(_ recorded: JournalRequest) -> URLRequest? {
+        guard let url = URL(string: recorded.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return nil }
+        var request = URLRequest(url: url)
+        request.httpMethod = recorded.method
+        for pair in recorded.headers where pair.count == 2 { request.addValue(pair[1], forHTTPHeaderField: pair[0]) }
+        return request
+    }
+
+    /// A strong ETag (If-Range takes no weak one), else Last-Modified.
+    static func validator(of response: HTTPURLResponse) -> JournalValidator {
+        let tag = response.value(forHTTPHeaderField: "ETag").flatMap { $0.hasPrefix("W/") ? nil : $0 }
+        return JournalValidator(entityTag: tag, lastModified: response.value(forHTTPHeaderField: "Last-Modified"))
+    }
+
+    /// The first byte's offset in "Content-Range: bytes a-b/n".
+    static func contentRangeStart(_ response: HTTPURLResponse) -> Int64? {
+        guard let value = response.value(forHTTPHeaderField: "Content-Range"),
+            value.lowercased().hasPrefix("bytes "),
+            let dash = value.firstIndex(of: "-")
+        else { return nil }
+        return Int64(value[value.index(value.startIndex, offsetBy: 6)..<dash].trimmingCharacters(in: .whitespaces))
+    }
+}

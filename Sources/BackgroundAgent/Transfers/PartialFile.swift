@@ -1,0 +1,73 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A download's bytes as they arrive: a private file written at an offset,
+/// flushed before the journal records how much it holds.
+final class PartialFile {
+    let url: URL
+    private let fd: Int32
+    /// Bytes written (the file's length from the start of the body).
+    private(set) var length: Int64
+    /// Bytes known to be on disk: `length` at the last `flush()`.
+    private(set) var flushed: Int64
+
+    /// Opens (creating it 0600) `url`, keeping its first `keeping` bytes
+    /// when it holds at least that many, else none.
+    init(_ url: URL, keeping: Int64) throws(DownloadError) {
+        self.url = url
+        fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { throw DownloadError.file("cannot open \(url.path): \(String(cString: strerror(errno)))") }
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int64(info.st_size) : 0
+        length = keeping > 0 && size >= keeping ? keeping : 0
+        flushed = length
+        try truncate(to: length)
+    }
+
+    deinit { close(fd) }
+
+    /// Drops everything from `offset` on, and writes from there next.
+    func truncate(to offset: Int64) throws(DownloadError) {
+        guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
+            throw DownloadError.file("cannot truncate \(url.path): \(String(cString: strerror(errno)))")
+        }
+        length = offset
+        flushed = min(flushed, offset)
+    }
+
+    func append(_ data: Data) throws(DownloadError) {
+        var failure: String?
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    // ENOSPC names a full disk: the transfer fails saying so,
+                    // keeping what was flushed for a later resume.
+                    failure = "cannot write \(url.path): \(String(cString: strerror(errno)))"
+                    return
+                }
+                offset += written
+            }
+        }
+        if let failure { throw DownloadError.file(failure) }
+        length += Int64(data.count)
+    }
+
+    /// Makes `length` bytes durable.
+    func flush() throws(DownloadError) {
+        guard fsync(fd) == 0 else { throw DownloadError.file("cannot flush \(url.path): \(String(cString: strerror(errno)))") }
+        flushed = length
+    }
+}
+
+/// Why one attempt of a download stopped.
+enum DownloadError: Error {
+    /// The network failed; another attempt may succeed.
+    case network(URLError)
+    /// Anything else: the transfer fails with this reason.
+    case file(String)
+}
