@@ -16,7 +16,7 @@ import TestSupport
         let journal: AgentJournal
         let runner: DownloadRunner
 
-        init(retry: DownloadRunner.RetryPolicy = .init(firstPause: 0.05, longestPause: 0.2, resourceTimeout: 60)) throws {
+        init(retry: RetrySchedule.Policy = .init(firstPause: 0.05, longestPause: 0.2, resourceTimeout: 60)) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("runner-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             journal = try AgentJournal(at: folder.appendingPathComponent("journal.sqlite"))
@@ -129,7 +129,8 @@ import TestSupport
     }
 
     /// Nobody listens: retried until the resource timeout, then failed with
-    /// the network error named.
+    /// the network error named. (How many tries fit in the time depends on
+    /// the machine's load; `RetrySchedule`'s tests count them.)
     @Test func anUnreachableServer_failsAtTheResourceTimeout() async throws {
         try await withTimeLimit {
             let reservation = try PortReservation()
@@ -139,8 +140,8 @@ import TestSupport
             let id = try await bench.add(try #require(URL(string: "http://127.0.0.1:\(reservation.port)/")))
             let entry = try await bench.runner.run(id)
             #expect(entry.phase == .failed)
-            #expect(entry.attempts >= 2)
-            #expect(entry.failure?.isEmpty == false)
+            #expect(entry.attempts >= 1)
+            #expect(entry.failure?.contains("onnect") == true, "\(entry.failure ?? "no failure")")
         }
     }
 

@@ -22,28 +22,15 @@ package struct DownloadRunner: Sendable {
         case retrying(URLError.Code, pause: Double)
     }
 
-    package struct RetryPolicy: Sendable {
-        package var firstPause: Double
-        package var longestPause: Double
-        /// From the transfer's creation; after it, a network error fails it.
-        package var resourceTimeout: Double
-
-        package init(firstPause: Double = 1, longestPause: Double = 60, resourceTimeout: Double = 7 * 86_400) {
-            self.firstPause = firstPause
-            self.longestPause = longestPause
-            self.resourceTimeout = resourceTimeout
-        }
-    }
-
     package let journal: AgentJournal
     /// Where partial and finished files live (the agent's own, 0700).
     package let folder: URL
     package let session: Session
-    package var retryPolicy: RetryPolicy
+    package var retryPolicy: RetrySchedule.Policy
     /// How often progress is flushed and recorded: every this many bytes.
     package var recordEvery: Int64 = 1 << 20
 
-    package init(journal: AgentJournal, folder: URL, session: Session, retryPolicy: RetryPolicy = RetryPolicy()) {
+    package init(journal: AgentJournal, folder: URL, session: Session, retryPolicy: RetrySchedule.Policy = .init()) {
         self.journal = journal
         self.folder = folder
         self.session = session
@@ -57,7 +44,7 @@ package struct DownloadRunner: Sendable {
         guard var entry = try await journal.entry(id: id) else { throw JournalError("no transfer \(id) in the journal") }
         guard entry.phase.isLive else { return entry }
         try await journal.move(id, to: .running)
-        var pause = retryPolicy.firstPause
+        var schedule = RetrySchedule(retryPolicy)
         while true {
             let outcome = await attempt(entry, events: events)
             if Task.isCancelled { return try await journal.entry(id: id) ?? entry }
@@ -67,8 +54,8 @@ package struct DownloadRunner: Sendable {
             case .failure(.file(let reason)):
                 try await journal.move(id, to: .failed, failure: reason)
             case .failure(.network(let error)):
-                let elapsed = Date().timeIntervalSince(entry.created)
-                guard Self.isRetryable(error), elapsed + pause < retryPolicy.resourceTimeout else {
+                guard case .retry(let pause) = schedule.next(after: error, elapsed: Date().timeIntervalSince(entry.created))
+                else {
                     try await journal.move(id, to: .failed, failure: error.localizedDescription)
                     break
                 }
@@ -76,23 +63,11 @@ package struct DownloadRunner: Sendable {
                 events(.retrying(error.code, pause: pause))
                 try? await Task.sleep(nanoseconds: UInt64(pause * 1e9))
                 if Task.isCancelled { return try await journal.entry(id: id) ?? entry }
-                pause = min(pause * 2, retryPolicy.longestPause)
                 try await journal.move(id, to: .running)
                 entry = try await journal.entry(id: id) ?? entry
                 continue
             }
             return try await journal.entry(id: id) ?? entry
-        }
-    }
-
-    /// Errors another attempt can cure.
-    static func isRetryable(_ error: URLError) -> Bool {
-        switch error.code {
-        case .networkConnectionLost, .timedOut, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed,
-            .notConnectedToInternet, .badServerResponse:
-            return true
-        default:
-            return false
         }
     }
 
