@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "AsyncURLSessionOpenAPI", targets: ["AsyncURLSessionOpenAPI"]),
         .library(name: "LoopbackServer", targets: ["LoopbackServer"]),
         .executable(name: "fetch", targets: ["fetch"]),
+        // The background transfer agent, started on demand beside its programs.
+        .executable(name: "asyncurlsession-agent", targets: ["asyncurlsession-agent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -89,7 +91,13 @@ let package = Package(
         .target(name: "AgentWire"),
         // The transfer agent's parts: its crash-safe journal (SQLite, WAL)
         // and the runner that takes downloads to their end on the core.
-        .target(name: "BackgroundAgent", dependencies: ["AgentWire", "CSQLite", "AsyncURLSession"]),
+        .target(
+            name: "BackgroundAgent",
+            dependencies: ["AgentWire", "CSQLite", "AsyncURLSession", .product(name: "Logging", package: "swift-log")]),
+        // The agent program: one per user, started on demand (AgentClient).
+        .executableTarget(
+            name: "asyncurlsession-agent",
+            dependencies: ["BackgroundAgent", "AgentWire", .product(name: "Logging", package: "swift-log")]),
         // Real HTTP/1.1 (+ TLS, HTTP/2) server for tests, the CLI demo and benchmarks.
         .target(
             name: "LoopbackServer",
@@ -109,6 +117,7 @@ let package = Package(
             name: "fetch",
             dependencies: [
                 "AsyncURLSession",
+                "AgentWire",
                 "URLSessionCompat",
                 "LoopbackServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -59,5 +59,11 @@ package struct AgentFolder: Sendable, Equatable {
 /// What went wrong talking to, or preparing for, the background agent.
 package struct AgentWireError: Error, CustomStringConvertible, Equatable {
     package let description: String
-    package init(_ description: String) { self.description = description }
+    /// The system's error number, where one caused it.
+    package let errno: Int32?
+
+    package init(_ description: String, errno: Int32? = nil) {
+        self.description = description
+        self.errno = errno
+    }
 }

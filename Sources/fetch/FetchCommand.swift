@@ -1,6 +1,8 @@
 // fetch: a curl-like command line client on AsyncURLSession.
 //
 //   fetch URL [-o FILE] [-X METHOD] [-H 'Name: value']... [-d DATA] [--events]
+//   fetch --background URL [-o FILE]     (the agent downloads it; fetch returns)
+//   fetch --background-status            (this user's background transfers)
 //   fetch            (no URL: starts the built-in loopback server and runs a demo)
 //
 // Errors print one line naming what went wrong and exit non-zero.
@@ -57,7 +59,26 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("proxy-from-environment"), help: "Use http_proxy, https_proxy, all_proxy and no_proxy, as curl does.")
     var proxyFromEnvironment = false
 
+    @Flag(help: "Hand the download to the background agent and return; it goes on after fetch exits (to -o FILE, or the URL's last name here).")
+    var background = false
+
+    @Flag(name: .customLong("background-status"), help: "List this user's background transfers with their progress (starts the agent if it is not running, which resumes them).")
+    var backgroundStatus = false
+
     func run() async throws {
+        if backgroundStatus {
+            try BackgroundCommands.printStatus()
+            return
+        }
+        if background {
+            guard let url else { throw ValidationError("--background needs a URL.") }
+            guard data == nil, uploadFile == nil else {
+                throw ValidationError("--background downloads only: drop -d and -T.")
+            }
+            let request = try RequestBuilder.request(url: url, method: method, headers: headers, data: nil)
+            try BackgroundCommands.start(request, output: output)
+            return
+        }
         guard let url else {
             try await LoopbackDemo().run()
             return

@@ -1,4 +1,5 @@
 import AsyncURLSession
+import AgentWire
 import Foundation
 import LoopbackServer
 import Synchronization
@@ -31,7 +32,7 @@ import TestSupport
         func add(_ url: URL) async throws -> Int64 {
             try await journal.add(
                 session: "tests", task: Int.random(in: 1..<Int.max), kind: .download,
-                request: JournalRequest(method: "GET", url: url.absoluteString)
+                request: BackgroundRequest(method: "GET", url: url.absoluteString)
             ).id
         }
 

@@ -1,3 +1,4 @@
+import AgentWire
 import Foundation
 import Testing
 @testable import BackgroundAgent
@@ -14,7 +15,7 @@ import Glibc
         return folder
     }
 
-    private let request = JournalRequest(
+    private let request = BackgroundRequest(
         method: "GET", url: "http://127.0.0.1:8080/large", headers: [["Accept", "*/*"], ["X-Two", "a"], ["X-Two", "b"]])
 
     @Test func aRecordedTransfer_readsBackTheSame_afterReopening() throws {

@@ -1,3 +1,4 @@
+import AgentWire
 import Foundation
 
 /// The journal for the agent's concurrent transfers: one actor in front of
@@ -11,9 +12,10 @@ package actor AgentJournal {
 
     @discardableResult
     package func add(
-        session: String, task: Int, kind: JournalEntry.Kind, request: JournalRequest, now: Date = Date()
+        session: String, task: Int, kind: JournalEntry.Kind, request: BackgroundRequest, destination: String? = nil,
+        now: Date = Date()
     ) throws(JournalError) -> JournalEntry {
-        try journal.add(session: session, task: task, kind: kind, request: request, now: now)
+        try journal.add(session: session, task: task, kind: kind, request: request, destination: destination, now: now)
     }
 
     package func move(

@@ -1,22 +1,5 @@
+import AgentWire
 import Foundation
-
-/// A request as the agent sends it: everything needed to send it again
-/// after a crash, nothing that lives only in the program that made it.
-package struct JournalRequest: Sendable, Codable, Equatable {
-    package var method: String
-    package var url: String
-    /// In order, repeats kept.
-    package var headers: [[String]]
-    /// Uploads only: the file whose bytes are the body (read as sent).
-    package var bodyFile: String?
-
-    package init(method: String, url: String, headers: [[String]] = [], bodyFile: String? = nil) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.bodyFile = bodyFile
-    }
-}
 
 /// What identifies the bytes a partial download holds: a resumed request
 /// sends them (If-Range), and a server whose resource changed answers with
@@ -43,7 +26,7 @@ package struct JournalEntry: Sendable, Equatable {
     /// The task's identifier within that session (as its program knows it).
     package var task: Int
     package var kind: Kind
-    package var request: JournalRequest
+    package var request: BackgroundRequest
     package var phase: TransferPhase
     package var validator: JournalValidator
     /// How many bytes of the body the partial file holds, flushed to disk
@@ -59,4 +42,7 @@ package struct JournalEntry: Sendable, Equatable {
     package var attempts: Int
     package var created: Date
     package var updated: Date
+    /// Where the agent moves the finished file itself (a program that will
+    /// not come back for it); nil: its program takes it.
+    package var destination: String?
 }

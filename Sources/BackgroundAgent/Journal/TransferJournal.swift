@@ -1,4 +1,5 @@
 internal import CSQLite
+import AgentWire
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -69,6 +70,7 @@ package final class TransferJournal {
                     expected_bytes INTEGER NOT NULL DEFAULT -1,
                     partial_file TEXT,
                     result_file TEXT,
+                    destination TEXT,
                     failure TEXT,
                     attempts INTEGER NOT NULL DEFAULT 0,
                     created REAL NOT NULL,
@@ -94,15 +96,16 @@ package final class TransferJournal {
     /// task with that identifier.
     @discardableResult
     package func add(
-        session: String, task: Int, kind: JournalEntry.Kind, request: JournalRequest, now: Date = Date()
+        session: String, task: Int, kind: JournalEntry.Kind, request: BackgroundRequest, destination: String? = nil,
+        now: Date = Date()
     ) throws(JournalError) -> JournalEntry {
         let encoded: Data
         do { encoded = try JSONEncoder().encode(request) } catch {
             throw JournalError("cannot encode the request: \(error)")
         }
         let id = try statement("""
-            INSERT INTO transfers (session, task, kind, request, phase, created, updated)
-            VALUES (?, ?, ?, ?, 'queued', ?, ?)
+            INSERT INTO transfers (session, task, kind, request, phase, created, updated, destination)
+            VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)
             """) { statement throws(JournalError) -> Int64 in
             bind(session, 1, statement)
             sqlite3_bind_int64(statement, 2, sqlite3_int64(task))
@@ -110,6 +113,7 @@ package final class TransferJournal {
             bind(encoded, 4, statement)
             sqlite3_bind_double(statement, 5, now.timeIntervalSince1970)
             sqlite3_bind_double(statement, 6, now.timeIntervalSince1970)
+            bind(destination, 7, statement)
             guard sqlite3_step(statement) == SQLITE_DONE else {
                 // SQLITE_CONSTRAINT_UNIQUE, (19 | 8 << 8), a macro Swift does not import.
                 if sqlite3_extended_errcode(handle) == SQLITE_CONSTRAINT | 8 << 8 {
@@ -199,7 +203,7 @@ package final class TransferJournal {
     private func entries(where condition: String, _ bindings: (OpaquePointer) -> Void) throws(JournalError) -> [JournalEntry] {
         try statement("""
             SELECT id, session, task, kind, request, phase, entity_tag, last_modified, bytes_on_disk, expected_bytes,
-                partial_file, result_file, failure, attempts, created, updated
+                partial_file, result_file, failure, attempts, created, updated, destination
             FROM transfers WHERE \(condition) ORDER BY id
             """) { statement throws(JournalError) -> [JournalEntry] in
             bindings(statement)
@@ -219,8 +223,8 @@ package final class TransferJournal {
         guard let kind = JournalEntry.Kind(rawValue: text(statement, 3) ?? ""),
             let phase = TransferPhase(rawValue: text(statement, 5) ?? "")
         else { throw JournalError("transfer \(id) in the journal has an unknown kind or phase") }
-        let request: JournalRequest
-        do { request = try JSONDecoder().decode(JournalRequest.self, from: blob(statement, 4)) } catch {
+        let request: BackgroundRequest
+        do { request = try JSONDecoder().decode(BackgroundRequest.self, from: blob(statement, 4)) } catch {
             throw JournalError("transfer \(id) in the journal has a request that does not decode: \(error)")
         }
         return JournalEntry(
@@ -231,7 +235,8 @@ package final class TransferJournal {
             partialFile: text(statement, 10), resultFile: text(statement, 11), failure: text(statement, 12),
             attempts: Int(sqlite3_column_int64(statement, 13)),
             created: Date(timeIntervalSince1970: sqlite3_column_double(statement, 14)),
-            updated: Date(timeIntervalSince1970: sqlite3_column_double(statement, 15)))
+            updated: Date(timeIntervalSince1970: sqlite3_column_double(statement, 15)),
+            destination: text(statement, 16))
     }
 
     // MARK: - SQLite

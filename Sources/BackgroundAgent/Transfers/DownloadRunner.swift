@@ -1,4 +1,5 @@
 import AsyncURLSession
+import AgentWire
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -151,7 +152,7 @@ package struct DownloadRunner: Sendable {
             id, bytesOnDisk: file.flushed, expectedBytes: expected, validator: validator, partialFile: file.url.path)
     }
 
-    static func urlRequest(_ recorded: JournalRequest) -> URLRequest? {
+    static func urlRequest(_ recorded: BackgroundRequest) -> URLRequest? {
         guard let url = URL(string: recorded.url), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
         else { return nil }
         var request = URLRequest(url: url)

@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Starts the agent program in a session of its own, so it outlives the
+/// program that started it (and its terminal), with its output appended
+/// to `agent.log` in its folder.
+package enum AgentLauncher {
+    /// Starts `executable` for `folder`; returns its process ID.
+    package static func start(_ executable: String, folder: AgentFolder, arguments: [String] = []) throws(AgentWireError) -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        let log = folder.url.appendingPathComponent("agent.log").path
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing of this program's (sockets, files) goes to the agent.
+        if let closeFrom = addCloseFrom { _ = closeFrom(&actions, 3) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // POSIX_SPAWN_SETSID (0x80, glibc 2.26), hidden behind _GNU_SOURCE:
+        // a session of its own, so a terminal's hang-up does not reach it.
+        posix_spawnattr_setflags(&attributes, 0x80)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([executable, "--folder", folder.url.path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        guard result == 0 else {
+            throw AgentWireError("cannot start the agent \(executable): \(String(cString: strerror(result)))", errno: result)
+        }
+        // Reaped when it ends, so a long-lived program keeps no zombie.
+        let started = pid
+        Thread {
+            var status: Int32 = 0
+            while waitpid(started, &status, 0) < 0, errno == EINTR {}
+        }.start()
+        return started
+    }
+
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    /// glibc 2.34's posix_spawn_file_actions_addclosefrom_np, declared only
+    /// for _GNU_SOURCE: found at run time.
+    private static let addCloseFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np")
+        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
+}
+
+/// A program's way to the agent: one request, one reply, starting the agent
+/// when none answers.
+package struct AgentClient: Sendable {
+    package let folder: AgentFolder
+    /// The agent program to start when none answers; nil: never start one.
+    package let agentExecutable: String?
+
+    package init(folder: AgentFolder = .forCurrentUser(), agentExecutable: String?) {
+        self.folder = folder
+        self.agentExecutable = agentExecutable
+    }
+
+    /// Sends `request` and returns the agent's reply; starts the agent first
+    /// if none listens and `agentExecutable` is set.
+    package func send(_ request: AgentRequest, timeout: Double = 30) throws(AgentWireError) -> AgentReply {
+        let socket = try connect()
+        // The agent runs as this user, or this is not our agent.
+        try PeerCredentials.of(socket: socket.fd).requireUser()
+        socket.setReceiveTimeout(timeout)
+        try socket.send(request)
+        guard let reply = try socket.receive(AgentReply.self) else {
+            throw AgentWireError("the agent closed the connection without answering; see \(folder.url.path)/agent.log")
+        }
+        return reply
+    }
+
+    private func connect() throws(AgentWireError) -> AgentSocket {
+        do {
+            try folder.check()
+            return try AgentSocket.connect(to: folder.socketPath)
+        } catch {
+            if agentExecutable == nil { throw error }
+        }
+        guard let agentExecutable else { throw AgentWireError("no agent program to start") }
+        try folder.prepare()
+        _ = try AgentLauncher.start(agentExecutable, folder: folder)
+        // Bounded: the agent listens within a few milliseconds of starting.
+        var last = AgentWireError("the agent did not start")
+        for _ in 0..<200 {
+            usleep(25_000)
+            do { return try AgentSocket.connect(to: folder.socketPath) } catch { last = error }
+        }
+        throw AgentWireError(
+            "the agent started but does not answer (\(last.description)); see \(folder.url.path)/agent.log")
+    }
+}

@@ -1,0 +1,19 @@
+import Foundation
+
+/// A request as the agent sends it: everything needed to send it again
+/// after a crash, nothing that lives only in the program that made it.
+package struct BackgroundRequest: Sendable, Codable, Equatable {
+    package var method: String
+    package var url: String
+    /// In order, repeats kept.
+    package var headers: [[String]]
+    /// Uploads only: the file whose bytes are the body (read as sent).
+    package var bodyFile: String?
+
+    package init(method: String, url: String, headers: [[String]] = [], bodyFile: String? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.bodyFile = bodyFile
+    }
+}

@@ -1,0 +1,140 @@
+import AgentWire
+import AsyncURLSession
+import Foundation
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The agent's brain: takes requests from programs, records them in the
+/// journal, runs them, and on start takes up what the journal says was
+/// still live (after a crash or a kill, from the bytes on disk).
+package actor TransferAgent {
+    private let journal: AgentJournal
+    private let runner: DownloadRunner
+    private let logger: Logger
+    private var running: [Int64: Task<Void, Never>] = [:]
+    /// When the last transfer ended (or the agent started).
+    private var idleSince = Date()
+
+    /// The agent for `folder` (an `AgentFolder` already prepared): its
+    /// journal there, its files in `transfers/` beside it.
+    package init(folder: URL, retryPolicy: RetrySchedule.Policy = .init(), logger: Logger) throws(JournalError) {
+        let files = folder.appendingPathComponent("transfers")
+        if mkdir(files.path, 0o700) != 0, errno != EEXIST {
+            throw JournalError("cannot create \(files.path): \(String(cString: strerror(errno)))")
+        }
+        journal = try AgentJournal(at: folder.appendingPathComponent("journal.sqlite"))
+        var configuration = SessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 60
+        configuration.logger = nil
+        runner = DownloadRunner(
+            journal: journal, folder: files, session: Session(configuration: configuration), retryPolicy: retryPolicy)
+        self.logger = logger
+    }
+
+    /// Starts every transfer the journal holds as live.
+    package func resumeLiveTransfers() async {
+        do {
+            for entry in try await journal.entries() where entry.phase.isLive {
+                logger.info("resuming transfer \(entry.id) (\(entry.request.url)) from \(entry.bytesOnDisk) bytes")
+                launch(entry.id)
+            }
+        } catch {
+            logger.error("cannot read the journal: \(error.description)")
+        }
+    }
+
+    /// Seconds since the agent last had a transfer running; 0 while one runs.
+    package var idleSeconds: Double { running.isEmpty ? Date().timeIntervalSince(idleSince) : 0 }
+
+    package func handle(_ request: AgentRequest) async -> AgentReply {
+        switch request {
+        case .startDownload(let session, let task, let request, let destination):
+            guard let url = URL(string: request.url), let scheme = url.scheme?.lowercased(),
+                scheme == "http" || scheme == "https"
+            else {
+                return .refused("background transfers are http and https only; '\(request.url)' is neither")
+            }
+            guard request.bodyFile == nil else {
+                return .refused("a download has no body; uploads are not offered by this agent yet")
+            }
+            do {
+                let entry = try await journal.add(
+                    session: session, task: task, kind: .download, request: request, destination: destination)
+                logger.info("transfer \(entry.id): download of \(request.url) for session \(session)")
+                launch(entry.id)
+                return .started(id: entry.id)
+            } catch {
+                return .refused(error.description)
+            }
+        case .status:
+            do {
+                let transfers = try await journal.entries().map { entry in
+                    BackgroundTransferStatus(
+                        id: entry.id, session: entry.session, task: entry.task, url: entry.request.url,
+                        phase: entry.phase.rawValue, bytesOnDisk: entry.bytesOnDisk, expectedBytes: entry.expectedBytes,
+                        file: entry.destination ?? entry.resultFile, failure: entry.failure)
+                }
+                return .status(agentProcess: getpid(), transfers: transfers)
+            } catch {
+                return .refused(error.description)
+            }
+        }
+    }
+
+    private func launch(_ id: Int64) {
+        guard running[id] == nil else { return }
+        let runner = runner
+        let logger = logger
+        running[id] = Task {
+            let entry: JournalEntry?
+            do {
+                entry = try await runner.run(id) { event in
+                    if case .retrying(let code, let pause) = event {
+                        logger.notice("transfer \(id): network error \(code.rawValue), retrying in \(pause) s")
+                    }
+                }
+            } catch {
+                logger.error("transfer \(id): \(error)")
+                entry = nil
+            }
+            await self.ended(id, entry)
+        }
+    }
+
+    private func ended(_ id: Int64, _ entry: JournalEntry?) async {
+        running[id] = nil
+        if running.isEmpty { idleSince = Date() }
+        guard let entry else { return }
+        switch entry.phase {
+        case .finished:
+            logger.info("transfer \(id) finished: \(entry.bytesOnDisk) bytes")
+            if let destination = entry.destination, let file = entry.resultFile { await deliver(entry, file, to: destination) }
+        case .failed:
+            logger.warning("transfer \(id) failed: \(entry.failure ?? "unknown")")
+        default:
+            break
+        }
+    }
+
+    /// Moves a finished file to where its program asked, then marks it
+    /// delivered; a failed move leaves it finished, the reason logged.
+    private func deliver(_ entry: JournalEntry, _ file: String, to destination: String) async {
+        if rename(file, destination) != 0 {
+            let reason = String(cString: strerror(errno))
+            // Another file system: copy, then remove ours.
+            do {
+                if FileManager.default.fileExists(atPath: destination) { try FileManager.default.removeItem(atPath: destination) }
+                try FileManager.default.copyItem(atPath: file, toPath: destination)
+                try FileManager.default.removeItem(atPath: file)
+            } catch {
+                logger.error("transfer \(entry.id): cannot move the file to \(destination): \(reason); \(error)")
+                return
+            }
+        }
+        do { try await journal.move(entry.id, to: .delivered, resultFile: destination) } catch {
+            logger.error("transfer \(entry.id): \(error.description)")
+        }
+    }
+}
