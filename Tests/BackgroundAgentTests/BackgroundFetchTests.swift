@@ -13,6 +13,9 @@ import Glibc
 @Suite struct BackgroundFetchTests {
     /// A private runtime folder, so the test's agent is its own; the agent
     /// it started is stopped (by the PID it reported) and the folder removed.
+    /// The agent's idle exit is long (30 s): a loaded machine can take
+    /// seconds between two of the test's `fetch` runs, and an agent that left
+    /// meanwhile would take its socket with it; it is stopped by PID anyway.
     private final class Sandbox: Sendable {
         let runtime: URL
         let fetch: String
@@ -29,7 +32,7 @@ import Glibc
 
         func run(_ arguments: [String]) async throws -> ChildProcessResult {
             try await ChildProcess.run(fetch, arguments, environment: [
-                "XDG_RUNTIME_DIR": runtime.path, "ASYNCURLSESSION_AGENT_IDLE_EXIT": "5", "PATH": "/usr/bin:/bin",
+                "XDG_RUNTIME_DIR": runtime.path, "ASYNCURLSESSION_AGENT_IDLE_EXIT": "30", "PATH": "/usr/bin:/bin",
                 "HOME": runtime.path,
             ])
         }

@@ -66,10 +66,14 @@ import URLSessionCompat
             let size = 16 << 20
             let task = session.dataTask(with: server.url("/bytes/\(size)"))
             task.resume()
-            // The delegate queue's thread blocks here: wait off the cooperative pool.
-            let stalled = await Task.detached {
-                delegate.firstChunk.wait(timeout: .now() + 30 * testTimeScale) == .success
-            }.value
+            // The delegate queue's thread blocks here. Waited for on a thread
+            // of its own: a detached task would block a thread of the
+            // cooperative pool (two on a 2-core machine) for the whole stall.
+            let stalled = await withCheckedContinuation { continuation in
+                Thread {
+                    continuation.resume(returning: delegate.firstChunk.wait(timeout: .now() + 30 * testTimeScale) == .success)
+                }.start()
+            }
             #expect(stalled)
             let received = delegate.heldWhileStalled
             // Past the budget by at most a read in flight, the chunk the
