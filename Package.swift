@@ -126,7 +126,7 @@ let package = Package(
         // Every parser of untrusted bytes under libFuzzer (`.ci/fuzz`), or,
         // in a plain build, replaying Tests/FuzzCorpus with mutations.
         .target(name: "CFuzzerDriver"),
-        .executableTarget(name: "fuzz-parsers", dependencies: ["AsyncURLSession", "CurlEngine", "CFuzzerDriver"]),
+        .executableTarget(name: "fuzz-parsers", dependencies: ["AsyncURLSession", "CurlEngine", "AgentWire", "CFuzzerDriver"]),
         // What every test target uses: time limits, a per-test loopback server.
         .target(name: "TestSupport", dependencies: ["LoopbackServer", "SanitizerVisibleLock"], path: "Tests/TestSupport"),
         .testTarget(name: "CurlEngineTests", dependencies: ["CurlEngine", "SanitizerVisibleLock", "TestSupport"]),

@@ -1,3 +1,4 @@
+internal import AgentWire
 internal import AsyncURLSession
 internal import CurlEngine
 import Foundation
@@ -6,7 +7,7 @@ import Foundation
 struct FuzzTarget {
     let name: String
 
-    static let all: [FuzzTarget] = (["response-head"] + ParserFuzzing.parsers).map(FuzzTarget.init)
+    static let all: [FuzzTarget] = (["response-head", "agent-frames"] + ParserFuzzing.parsers).map(FuzzTarget.init)
 
     static func named(_ name: String) -> FuzzTarget? {
         all.first { $0.name == name }
@@ -15,6 +16,8 @@ struct FuzzTarget {
     func run(_ bytes: UnsafeRawBufferPointer) {
         if name == "response-head" {
             CurlEngineFuzzing.responseHeads(bytes)
+        } else if name == "agent-frames" {
+            AgentWireFuzzing.frames(Data(bytes))
         } else {
             ParserFuzzing.run(name, Data(bytes))
         }

@@ -122,3 +122,35 @@ import Glibc
         #expect(framed.count == 4 + 0x010203)
     }
 }
+
+/// The agent protocol's fuzz corpus (Tests/FuzzCorpus/agent-frames, the
+/// seeds `.ci/fuzz` starts from): every input through the frame decoder and
+/// the message decoders without a crash, and the well-formed seeds decode.
+@Suite struct AgentFrameCorpusTests {
+    private static let corpus = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("FuzzCorpus/agent-frames")
+
+    @Test func everySeed_passesThroughTheDecoders() throws {
+        let seeds = try FileManager.default.contentsOfDirectory(at: Self.corpus, includingPropertiesForKeys: nil)
+        #expect(seeds.count >= 5)
+        for seed in seeds { AgentWireFuzzing.frames(try Data(contentsOf: seed)) }
+    }
+
+    @Test func theWellFormedSeeds_decodeAsMessages() throws {
+        var decoder = AgentFrameDecoder()
+        decoder.append(try Data(contentsOf: Self.corpus.appendingPathComponent("start-download")))
+        let request = try JSONDecoder().decode(AgentRequest.self, from: try #require(try decoder.next()))
+        guard case .startDownload(let session, let task, let described, let destination) = request else {
+            Issue.record("decoded as \(request)")
+            return
+        }
+        #expect(session == "fetch" && task == 7 && described.url == "http://127.0.0.1:8080/f" && destination == "/tmp/f")
+        decoder.append(try Data(contentsOf: Self.corpus.appendingPathComponent("status-reply")))
+        let reply = try JSONDecoder().decode(AgentReply.self, from: try #require(try decoder.next()))
+        guard case .status(let agent, let transfers) = reply else {
+            Issue.record("decoded as \(reply)")
+            return
+        }
+        #expect(agent == 42 && transfers.first?.bytesOnDisk == 1_048_576 && transfers.first?.file == nil)
+    }
+}
