@@ -25,16 +25,17 @@ import Testing
 
     @Test func serverComingUpLater_isReached_afterOneWaitingEvent() async throws {
         try await withTimeLimit {
-            let reservation = try freePort()
+            let reservation = try PortReservation(forALateServer: true)
             let port = reservation.port
             let task = Session(configuration: configuration())
                 .dataTask(with: URL(string: "http://127.0.0.1:\(port)/bytes/5")!)
             task.resume()
             let recording = Task { await record(task) }
             try await Task.sleep(for: .milliseconds(600))
-            reservation.release()
             // Awaited first: a server that cannot start fails the test now.
+            // It binds beside the reservation, which is let go after.
             let server = try await LoopbackServer.start(LoopbackServer.Options(port: port))
+            reservation.release()
             let recorded = await recording.value
             try await server.shutdown()
             #expect(recorded.error == nil)

@@ -29,7 +29,7 @@ final class ConnectivityDelegate: NSObject, URLSessionDataDelegate, Sendable {
 @Suite struct WaitingForConnectivityTests {
     @Test func classicDelegate_isToldOnce_andTheTaskSucceedsWhenTheServerComesUp() async throws {
         // Held until the server starts: no other test's server can take it.
-        let reservation = try PortReservation()
+        let reservation = try PortReservation(forALateServer: true)
         let port = reservation.port
         let configuration = legacyConfiguration()
         configuration.waitsForConnectivity = true
@@ -37,8 +37,9 @@ final class ConnectivityDelegate: NSObject, URLSessionDataDelegate, Sendable {
         let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
         session.dataTask(with: URL(string: "http://127.0.0.1:\(port)/bytes/7")!).resume()
         try await Task.sleep(for: .milliseconds(600))
-        reservation.release()
+        // The server binds beside the reservation, which is let go after.
         let server = try await LoopbackServer.start(LoopbackServer.Options(port: port))
+        reservation.release()
         try await withTimeLimit { await delegate.completed.wait() }
         try await server.shutdown()
         #expect(delegate.error.withLock { $0 } == nil)

@@ -9,6 +9,7 @@ final class WebSocketRecorder: NSObject, URLSessionWebSocketDelegate, Sendable {
     private let recorded = Mutex<[String]>([])
     private let openedProtocol = Mutex<String??>(nil)
     let completed = Signal()
+    let opened = Signal()
     private let completion = Mutex<(any Error)?>(nil)
 
     var calls: [String] { recorded.withLock { $0 } }
@@ -18,6 +19,7 @@ final class WebSocketRecorder: NSObject, URLSessionWebSocketDelegate, Sendable {
     func urlSession(_ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?) {
         openedProtocol.withLock { $0 = .some(`protocol`) }
         recorded.withLock { $0.append("didOpenWithProtocol") }
+        opened.fire()
     }
 
     func urlSession(
@@ -153,7 +155,8 @@ final class WebSocketRecorder: NSObject, URLSessionWebSocketDelegate, Sendable {
             let task = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
                 .webSocketTask(with: Self.wsURL(server, "/web-socket/chatbot"), protocols: ["chatbot", "IRC", "BulletinBoard"])
             task.resume()
-            try await Task.sleep(for: .milliseconds(300))
+            // Open first (a fixed pause lost the race on a loaded machine).
+            await delegate.opened.wait()
             task.cancel(with: .normalClosure, reason: Data("BuhBye".utf8))
             await delegate.completed.wait()
             #expect(delegate.calls == ["didOpenWithProtocol", "didCloseWith", "didCompleteWithError"])
