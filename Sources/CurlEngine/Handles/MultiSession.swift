@@ -12,6 +12,8 @@ final class MultiSession {
     let raw: UnsafeMutableRawPointer
     let share: UnsafeMutableRawPointer?
     let epollFD: Int32
+    /// The engine thread's record of parked numbers, shared by its sessions.
+    let claims: ParkedSocketClaims
     /// When libcurl wants `socket_action(TIMEOUT)`, in monotonic nanoseconds.
     @exclusivity(unchecked) var timerDeadline: UInt64?
     @exclusivity(unchecked) var transfers: [TransferID: Transfer] = [:]
@@ -27,12 +29,15 @@ final class MultiSession {
     private static let maximumIdleHandles = 256
     static let idleConnectionCacheSize = 1024
 
-    init?(id: EngineSessionID, tag: UInt32, epollFD: Int32, options: EngineSessionOptions) {
+    init?(
+        id: EngineSessionID, tag: UInt32, epollFD: Int32, claims: ParkedSocketClaims, options: EngineSessionOptions
+    ) {
         guard let multi = curl_multi_init() else { return nil }
         self.id = id
         self.tag = tag
         self.raw = multi
         self.epollFD = epollFD
+        self.claims = claims
         // A share handle is the only way to resume TLS sessions across the easy
         // handles of one session (LIBCURL-NOTES §1). Everything runs on the
         // engine thread, so it needs no lock callbacks.
@@ -60,6 +65,8 @@ final class MultiSession {
 
     /// Frees the handles. Transfers must have been removed already.
     func close() {
+        for socket in parkedSockets { claims.unpark(socket, by: self) }
+        parkedSockets.removeAll()
         idleHandles.removeAll()
         curl_multi_cleanup(raw)
         if let share { curl_share_cleanup(share) }
@@ -97,15 +104,23 @@ final class MultiSession {
     /// it next tries the connection. Returns false for a watched socket.
     func parkedSocketBecameReady(_ socket: Int32) -> Bool {
         guard parkedSockets.remove(socket) != nil else { return false }
+        claims.unpark(socket, by: self)
         _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_DEL, socket, 0, 0)
         return true
+    }
+
+    /// The parked `socket` was closed and its number now belongs to another
+    /// session's socket (`ParkedSocketClaims`): forget it, touching nothing
+    /// in epoll (the entry there is the new socket's).
+    func forgetParked(_ socket: Int32) {
+        parkedSockets.remove(socket)
     }
 
     /// A connect-only transfer's socket becomes a raw stream's: libcurl no
     /// longer drives it, and the session stops tracking it (parked or
     /// watched), so its epoll entry can carry the stream's tag.
     func releaseSocket(_ socket: Int32) {
-        parkedSockets.remove(socket)
+        if parkedSockets.remove(socket) != nil { claims.unpark(socket, by: self) }
         watchedSockets[socket] = nil
     }
 
@@ -129,6 +144,7 @@ final class MultiSession {
             // idle socket needs none, and a reset still shows (EPOLLERR and
             // EPOLLHUP are always reported).
             parkedSockets.insert(socket)
+            claims.park(socket, by: self)
             watchedSockets[socket] = nil
             curl_multi_assign(raw, socket, nil)
             return
@@ -141,6 +157,12 @@ final class MultiSession {
         // A parked socket is still in the set (unless it was closed and its
         // number reused: then MOD fails and ADD follows).
         let wasParked = parkedSockets.remove(socket) != nil
+        if wasParked {
+            claims.unpark(socket, by: self)
+        } else if registered == nil {
+            // A new socket: the number may still be parked by another session.
+            claims.claimAnew(socket, by: self)
+        }
         let operation = registered == nil && !wasParked ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
         // Hidden: a socket already in the set keeps its empty mask (the
         // events are applied by `showSockets`); a new one joins with none.

@@ -54,6 +54,8 @@ final class EngineLoop {
     private static let streamTagPrefix: UInt64 = 0xFFFF_FFFF << 32
     @exclusivity(unchecked) private var streams: [TransferID: (stream: RawStream, session: MultiSession)] = [:]
     @exclusivity(unchecked) private var streamsBySocket: [Int32: TransferID] = [:]
+    /// Which session parked each socket number (see `ParkedSocketClaims`).
+    private let parkedClaims = ParkedSocketClaims()
 
     private let executor: EngineExecutor
     /// Held by whichever thread runs a turn (see the type's comment).
@@ -489,7 +491,8 @@ final class EngineLoop {
         guard sessionsByID[id] == nil else { return }
         let tag = nextTag
         nextTag &+= 1
-        guard let session = MultiSession(id: id, tag: tag, epollFD: epollFD, options: options) else { return }
+        guard let session = MultiSession(id: id, tag: tag, epollFD: epollFD, claims: parkedClaims, options: options)
+        else { return }
         sessionsByID[id] = session
         sessionsByTag[tag] = session
     }
