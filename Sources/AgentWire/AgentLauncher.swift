@@ -62,15 +62,45 @@ package struct AgentClient: Sendable {
     /// Sends `request` and returns the agent's reply; starts the agent first
     /// if none listens and `agentExecutable` is set.
     package func send(_ request: AgentRequest, timeout: Double = 30) throws(AgentWireError) -> AgentReply {
-        let socket = try connect()
-        // The agent runs as this user, or this is not our agent.
-        try PeerCredentials.of(socket: socket.fd).requireUser()
-        socket.setReceiveTimeout(timeout)
-        try socket.send(request)
-        guard let reply = try socket.receive(AgentReply.self) else {
-            throw AgentWireError("the agent closed the connection without answering; see \(folder.url.path)/agent.log")
+        try exchange(request, timeout: timeout).1
+    }
+
+    /// Connects (starting the agent if none listens), sends `request` and
+    /// returns the connection with the reply. An agent that is going away
+    /// as we connect (killed, exiting idle: it accepted, then its end
+    /// broke) is given up on and the next one asked, a few times: a start
+    /// the dying agent had recorded is refused then as already known.
+    private func exchange(_ request: AgentRequest, timeout: Double) throws(AgentWireError) -> (AgentSocket, AgentReply) {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do throws(AgentWireError) {
+                let socket = try connect()
+                // The agent runs as this user, or this is not our agent.
+                try PeerCredentials.of(socket: socket.fd).requireUser()
+                socket.setReceiveTimeout(timeout)
+                try socket.send(request)
+                guard let reply = try socket.receive(AgentReply.self) else {
+                    throw AgentWireError(
+                        "the agent closed the connection without answering; see \(folder.url.path)/agent.log", errno: ECONNRESET)
+                }
+                return (socket, reply)
+            } catch {
+                let lost = error.errno == ECONNRESET || error.errno == EPIPE
+                guard lost, attempt < 5 else { throw error }
+                // Bounded (5 attempts): the dying agent's socket lingers a moment.
+                usleep(UInt32(20_000 * attempt))
+            }
         }
-        return reply
+    }
+
+    /// Holds background session `session` (`AgentRequest.attach`): the
+    /// agent's reply, and the connection its updates will come on (no
+    /// receive timeout: updates come when transfers change).
+    package func attach(session: String, timeout: Double = 30) throws(AgentWireError) -> (AgentSocket, AgentReply) {
+        let (socket, reply) = try exchange(.attach(session: session), timeout: timeout)
+        socket.setReceiveTimeout(0)
+        return (socket, reply)
     }
 
     private func connect() throws(AgentWireError) -> AgentSocket {

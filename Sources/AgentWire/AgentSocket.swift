@@ -76,7 +76,9 @@ package final class AgentSocket {
                 offset += sent
             }
         }
-        if failure != 0 { throw AgentWireError("the connection to the agent broke: \(String(cString: strerror(failure)))") }
+        if failure != 0 {
+            throw AgentWireError("the connection to the agent broke: \(String(cString: strerror(failure)))", errno: failure)
+        }
     }
 
     /// The next message, or nil when the peer closed the connection.
@@ -98,10 +100,27 @@ package final class AgentSocket {
                 if errno == EAGAIN || errno == EWOULDBLOCK {
                     throw AgentWireError("the agent did not answer in time")
                 }
-                throw AgentWireError("the connection to the agent broke: \(String(cString: strerror(errno)))")
+                throw AgentWireError("the connection to the agent broke: \(String(cString: strerror(errno)))", errno: errno)
             }
             decoder.append(Data(chunk[0..<count]))
         }
+    }
+
+    /// Whether the peer closed its end (or the connection broke), without
+    /// waiting; for a side that only sends.
+    package func peerHasClosed() -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, 0) > 0 else { return false }
+        if entry.revents & Int16(POLLHUP | POLLERR | POLLNVAL) != 0 { return true }
+        // Readable: the peer sends nothing on such a connection, so it is the end.
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0
+    }
+
+    /// Ends the connection in both directions now; another thread blocked
+    /// on it wakes up (its receive sees the end).
+    package func shutDown() {
+        _ = shutdown(fd, Int32(SHUT_RDWR))
     }
 
     private static func makeSocket() throws(AgentWireError) -> Int32 {

@@ -50,6 +50,10 @@ package final class AgentServer: Sendable {
             try peer.requireUser()
             connection.setReceiveTimeout(60)
             while let request = try connection.receive(AgentRequest.self) {
+                if case .attach(let session) = request {
+                    try hold(session, for: peer.processID, on: connection)
+                    return
+                }
                 try connection.send(answer(request))
             }
         } catch {
@@ -57,16 +61,37 @@ package final class AgentServer: Sendable {
         }
     }
 
+    /// The connection holds `session` for its program: the agent's updates
+    /// go out on it until the program closes it (or dies), which frees the
+    /// session for the next program.
+    private func hold(_ session: String, for process: Int32, on connection: AgentSocket) throws(AgentWireError) {
+        let subscriber = SessionSubscriber(session: session, process: process)
+        let reply = wait { agent in await agent.attach(subscriber) }
+        try connection.send(reply)
+        guard case .attached = reply else { return }
+        defer { wait { agent in await agent.detach(subscriber) } }
+        // Bounded by the program: ends when its side closes.
+        while !connection.peerHasClosed() {
+            for update in subscriber.take(waiting: 0.25) {
+                try connection.send(AgentReply.update(update))
+            }
+        }
+    }
+
     /// Waits on this connection's own thread for the agent's answer.
     private func answer(_ request: AgentRequest) -> AgentReply {
-        let reply = Mutex<AgentReply?>(nil)
+        wait { agent in await agent.handle(request) }
+    }
+
+    private func wait<Result: Sendable>(_ body: @escaping @Sendable (TransferAgent) async -> Result) -> Result {
+        let result = Mutex<Result?>(nil)
         let done = DispatchSemaphore(value: 0)
         Task { [agent] in
-            let answer = await agent.handle(request)
-            reply.withLock { $0 = answer }
+            let answer = await body(agent)
+            result.withLock { $0 = answer }
             done.signal()
         }
         done.wait()
-        return reply.withLock { $0 } ?? .refused("the agent could not answer")
+        return result.withLock { $0 }!
     }
 }

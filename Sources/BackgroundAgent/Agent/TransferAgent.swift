@@ -14,6 +14,10 @@ package actor TransferAgent {
     private let runner: DownloadRunner
     private let logger: Logger
     private var running: [Int64: Task<Void, Never>] = [:]
+    /// The program holding each session (`attach`), told of its transfers' changes.
+    private var subscribers: [String: SessionSubscriber] = [:]
+    /// Where finished and partial files are.
+    private let files: URL
     /// When the last transfer ended (or the agent started).
     private var idleSince = Date()
 
@@ -24,6 +28,7 @@ package actor TransferAgent {
         if mkdir(files.path, 0o700) != 0, errno != EEXIST {
             throw JournalError("cannot create \(files.path): \(String(cString: strerror(errno)))")
         }
+        self.files = files
         journal = try AgentJournal(at: folder.appendingPathComponent("journal.sqlite"))
         var configuration = SessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = 60
@@ -56,13 +61,14 @@ package actor TransferAgent {
             else {
                 return .refused("background transfers are http and https only; '\(request.url)' is neither")
             }
-            guard request.bodyFile == nil else {
-                return .refused("a download has no body; uploads are not offered by this agent yet")
+            if let body = request.bodyFile, access(body, R_OK) != 0 {
+                return .refused("the upload's body file \(body) cannot be read: \(String(cString: strerror(errno)))")
             }
+            let kind: JournalEntry.Kind = request.bodyFile == nil ? .download : .upload
             do {
                 let entry = try await journal.add(
-                    session: session, task: task, kind: .download, request: request, destination: destination)
-                logger.info("transfer \(entry.id): download of \(request.url) for session \(session)")
+                    session: session, task: task, kind: kind, request: request, destination: destination)
+                logger.info("transfer \(entry.id): \(kind.rawValue) of \(request.url) for session \(session)")
                 launch(entry.id)
                 return .started(id: entry.id)
             } catch {
@@ -70,17 +76,94 @@ package actor TransferAgent {
             }
         case .status:
             do {
-                let transfers = try await journal.entries().map { entry in
-                    BackgroundTransferStatus(
-                        id: entry.id, session: entry.session, task: entry.task, url: entry.request.url,
-                        phase: entry.phase.rawValue, bytesOnDisk: entry.bytesOnDisk, expectedBytes: entry.expectedBytes,
-                        file: entry.destination ?? entry.resultFile, failure: entry.failure)
-                }
+                let transfers = try await journal.entries().map(Self.status)
                 return .status(agentProcess: getpid(), transfers: transfers)
             } catch {
                 return .refused(error.description)
             }
+        case .attach:
+            return .refused("attach needs a connection of its own (AgentServer)")
+        case .cancel(let id):
+            return await cancel(id)
+        case .delivered(let id):
+            return await delivered(id)
         }
+    }
+
+    /// `subscriber`'s program holds its session from now on, unless another
+    /// does: the reply lists the session's transfers its program has not
+    /// taken the end of.
+    package func attach(_ subscriber: SessionSubscriber) async -> AgentReply {
+        if let holder = subscribers[subscriber.session], holder !== subscriber {
+            return .sessionInUse(byProcess: holder.process)
+        }
+        do {
+            let transfers = try await journal.entries(session: subscriber.session).filter { $0.phase != .delivered }
+            subscribers[subscriber.session] = subscriber
+            logger.info("process \(subscriber.process) holds session \(subscriber.session)")
+            return .attached(transfers: transfers.map(Self.status))
+        } catch {
+            return .refused(error.description)
+        }
+    }
+
+    /// The connection of `subscriber` closed: its session is free again.
+    package func detach(_ subscriber: SessionSubscriber) {
+        if subscribers[subscriber.session] === subscriber {
+            subscribers[subscriber.session] = nil
+            logger.info("session \(subscriber.session) released by process \(subscriber.process)")
+        }
+    }
+
+    /// Tells the program holding `id`'s session how it is now.
+    private func notify(_ id: Int64) async {
+        guard !subscribers.isEmpty, let entry = try? await journal.entry(id: id),
+            let subscriber = subscribers[entry.session]
+        else { return }
+        subscriber.post(Self.status(entry))
+    }
+
+    private func cancel(_ id: Int64) async -> AgentReply {
+        running.removeValue(forKey: id)?.cancel()
+        if running.isEmpty { idleSince = Date() }
+        do {
+            guard let entry = try await journal.entry(id: id) else { return .refused("no transfer \(id)") }
+            if entry.phase.isLive { try await journal.move(id, to: .cancelled) }
+            removeFiles(of: id)
+            logger.info("transfer \(id) cancelled by its program")
+            // Its program asked, so it knows: nothing is kept.
+            try await journal.remove(id)
+            return .done
+        } catch {
+            return .refused(error.description)
+        }
+    }
+
+    private func delivered(_ id: Int64) async -> AgentReply {
+        do {
+            guard try await journal.entry(id: id) != nil else { return .refused("no transfer \(id)") }
+            // Its program has the end: nothing is kept (and the task
+            // identifier is free for that session's next program).
+            removeFiles(of: id)
+            try await journal.remove(id)
+            return .done
+        } catch {
+            return .refused(error.description)
+        }
+    }
+
+    /// What is left of a transfer's files once its program has its end.
+    private func removeFiles(of id: Int64) {
+        unlink(files.appendingPathComponent("\(id).partial").path)
+        unlink(files.appendingPathComponent("\(id).download").path)
+    }
+
+    static func status(_ entry: JournalEntry) -> BackgroundTransferStatus {
+        BackgroundTransferStatus(
+            id: entry.id, session: entry.session, task: entry.task, url: entry.request.url,
+            phase: entry.phase.rawValue, bytesOnDisk: entry.bytesOnDisk, expectedBytes: entry.expectedBytes,
+            file: entry.destination ?? entry.resultFile, failure: entry.failure, failureCode: entry.failureCode,
+            head: entry.responseHead, request: entry.request)
     }
 
     private func launch(_ id: Int64) {
@@ -94,6 +177,7 @@ package actor TransferAgent {
                     if case .retrying(let code, let pause) = event {
                         logger.notice("transfer \(id): network error \(code.rawValue), retrying in \(pause) s")
                     }
+                    Task { await self.notify(id) }
                 }
             } catch {
                 logger.error("transfer \(id): \(error)")
@@ -104,7 +188,8 @@ package actor TransferAgent {
     }
 
     private func ended(_ id: Int64, _ entry: JournalEntry?) async {
-        running[id] = nil
+        // A cancel already took it off the list (and told its program).
+        guard running.removeValue(forKey: id) != nil else { return }
         if running.isEmpty { idleSince = Date() }
         guard let entry else { return }
         switch entry.phase {
@@ -116,6 +201,7 @@ package actor TransferAgent {
         default:
             break
         }
+        await notify(id)
     }
 
     /// Moves a finished file to where its program asked, then marks it

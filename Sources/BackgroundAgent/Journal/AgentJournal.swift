@@ -19,9 +19,21 @@ package actor AgentJournal {
     }
 
     package func move(
-        _ id: Int64, to phase: TransferPhase, failure: String? = nil, resultFile: String? = nil
+        _ id: Int64, to phase: TransferPhase, failure: String? = nil, failureCode: Int? = nil, resultFile: String? = nil
     ) throws(JournalError) {
-        try journal.move(id, to: phase, failure: failure, resultFile: resultFile)
+        try journal.move(id, to: phase, failure: failure, failureCode: failureCode, resultFile: resultFile)
+    }
+
+    package func recordHead(_ id: Int64, _ head: ResponseHeadRecord) throws(JournalError) {
+        try journal.recordHead(id, head)
+    }
+
+    package func remove(_ id: Int64) throws(JournalError) {
+        try journal.remove(id)
+    }
+
+    package func ended(before date: Date) throws(JournalError) -> [JournalEntry] {
+        try journal.ended(before: date)
     }
 
     package func recordProgress(

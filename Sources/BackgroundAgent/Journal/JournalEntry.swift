@@ -45,4 +45,8 @@ package struct JournalEntry: Sendable, Equatable {
     /// Where the agent moves the finished file itself (a program that will
     /// not come back for it); nil: its program takes it.
     package var destination: String?
+    /// The head of the response whose body the file holds.
+    package var responseHead: ResponseHeadRecord?
+    /// The failure's `URLError.Code` raw value, when it failed on the network.
+    package var failureCode: Int?
 }

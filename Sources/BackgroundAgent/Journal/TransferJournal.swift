@@ -77,6 +77,7 @@ package final class TransferJournal {
                     updated REAL NOT NULL,
                     UNIQUE (session, task));
                 """)
+            try migrate()
         } catch {
             closeDatabase()
             throw JournalError("the journal \(url.path) cannot be used: \(error.description); move it away to start afresh")
@@ -84,6 +85,24 @@ package final class TransferJournal {
     }
 
     deinit { closeDatabase() }
+
+    /// Columns added after the first journals were written (version 1: the
+    /// final response's head and the failure's code, for reconnecting
+    /// programs). A journal of an older agent gains them in one transaction.
+    private func migrate() throws(JournalError) {
+        let version = try statement("PRAGMA user_version") { statement throws(JournalError) -> Int32 in
+            guard sqlite3_step(statement) == SQLITE_ROW else { throw JournalError(lastError) }
+            return sqlite3_column_int(statement, 0)
+        }
+        guard version < 1 else { return }
+        try transaction { () throws(JournalError) in
+            try execute("""
+                ALTER TABLE transfers ADD COLUMN response_head BLOB;
+                ALTER TABLE transfers ADD COLUMN failure_code INTEGER;
+                PRAGMA user_version = 1;
+                """)
+        }
+    }
 
     private func closeDatabase() {
         if let handle { sqlite3_close_v2(handle) }
@@ -130,7 +149,8 @@ package final class TransferJournal {
     /// Moves transfer `id` to `phase`; a move the phase does not allow
     /// (`TransferPhase.allows`) is refused and changes nothing.
     package func move(
-        _ id: Int64, to phase: TransferPhase, failure: String? = nil, resultFile: String? = nil, now: Date = Date()
+        _ id: Int64, to phase: TransferPhase, failure: String? = nil, failureCode: Int? = nil, resultFile: String? = nil,
+        now: Date = Date()
     ) throws(JournalError) {
         try transaction { () throws(JournalError) in
             guard let current = try entry(id: id) else { throw JournalError("no transfer \(id) in the journal") }
@@ -139,14 +159,15 @@ package final class TransferJournal {
             }
             try statement("""
                 UPDATE transfers SET phase = ?, failure = coalesce(?, failure), result_file = coalesce(?, result_file),
-                    attempts = attempts + ?, updated = ? WHERE id = ?
+                    attempts = attempts + ?, updated = ?, failure_code = coalesce(?, failure_code) WHERE id = ?
                 """) { statement throws(JournalError) in
                 bind(phase.rawValue, 1, statement)
                 bind(failure, 2, statement)
                 bind(resultFile, 3, statement)
                 sqlite3_bind_int(statement, 4, phase == .running ? 1 : 0)
                 sqlite3_bind_double(statement, 5, now.timeIntervalSince1970)
-                sqlite3_bind_int64(statement, 6, id)
+                if let failureCode { sqlite3_bind_int64(statement, 6, sqlite3_int64(failureCode)) } else { sqlite3_bind_null(statement, 6) }
+                sqlite3_bind_int64(statement, 7, id)
                 try step(statement)
             }
         }
@@ -169,6 +190,20 @@ package final class TransferJournal {
             bind(partialFile, 5, statement)
             sqlite3_bind_double(statement, 6, now.timeIntervalSince1970)
             sqlite3_bind_int64(statement, 7, id)
+            try step(statement)
+        }
+    }
+
+    /// Records the head of the response whose body the file holds (not
+    /// that of a 206 continuing it): what a reconnecting program is told.
+    package func recordHead(_ id: Int64, _ head: ResponseHeadRecord) throws(JournalError) {
+        let encoded: Data
+        do { encoded = try JSONEncoder().encode(head) } catch {
+            throw JournalError("cannot encode the response head: \(error)")
+        }
+        try statement("UPDATE transfers SET response_head = ? WHERE id = ?") { statement throws(JournalError) in
+            bind(encoded, 1, statement)
+            sqlite3_bind_int64(statement, 2, id)
             try step(statement)
         }
     }
@@ -203,7 +238,7 @@ package final class TransferJournal {
     private func entries(where condition: String, _ bindings: (OpaquePointer) -> Void) throws(JournalError) -> [JournalEntry] {
         try statement("""
             SELECT id, session, task, kind, request, phase, entity_tag, last_modified, bytes_on_disk, expected_bytes,
-                partial_file, result_file, failure, attempts, created, updated, destination
+                partial_file, result_file, failure, attempts, created, updated, destination, response_head, failure_code
             FROM transfers WHERE \(condition) ORDER BY id
             """) { statement throws(JournalError) -> [JournalEntry] in
             bindings(statement)
@@ -236,7 +271,11 @@ package final class TransferJournal {
             attempts: Int(sqlite3_column_int64(statement, 13)),
             created: Date(timeIntervalSince1970: sqlite3_column_double(statement, 14)),
             updated: Date(timeIntervalSince1970: sqlite3_column_double(statement, 15)),
-            destination: text(statement, 16))
+            destination: text(statement, 16),
+            responseHead: sqlite3_column_type(statement, 17) == SQLITE_NULL
+                ? nil : try? JSONDecoder().decode(ResponseHeadRecord.self, from: blob(statement, 17)),
+            failureCode: sqlite3_column_type(statement, 18) == SQLITE_NULL
+                ? nil : Int(sqlite3_column_int64(statement, 18)))
     }
 
     // MARK: - SQLite

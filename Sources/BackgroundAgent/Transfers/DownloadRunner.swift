@@ -5,14 +5,16 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Runs a journal's downloads to their end, so that none is lost when the
+/// Runs a journal's transfers to their end, so that none is lost when the
 /// agent dies: the body goes to a partial file, flushed, then recorded with
-/// its validator; a run of an entry that already holds bytes resumes with
+/// its validator; a run of a download that already holds bytes resumes with
 /// `Range` and `If-Range`, and keeps them only if the server answers 206
 /// from that offset (a changed resource answers 200: the file starts
-/// again). Network failures are retried with backoff until the resource
-/// timeout, as background sessions do. Redirects are followed (the
-/// session's default).
+/// again). An upload sends its body file again from the start on each
+/// attempt; its response body goes to the file as a download's does.
+/// Network failures are retried with backoff until the resource timeout,
+/// as background sessions do. Redirects are followed (the session's
+/// default).
 package struct DownloadRunner: Sendable {
     /// What a run reports as it goes (the agent forwards it to the program).
     package enum Event: Sendable, Equatable {
@@ -53,11 +55,11 @@ package struct DownloadRunner: Sendable {
             case .success(let file):
                 try await journal.move(id, to: .finished, resultFile: file.path)
             case .failure(.file(let reason)):
-                try await journal.move(id, to: .failed, failure: reason)
+                try await journal.move(id, to: .failed, failure: reason, failureCode: URLError.Code.cannotWriteToFile.rawValue)
             case .failure(.network(let error)):
                 guard case .retry(let pause) = schedule.next(after: error, elapsed: Date().timeIntervalSince(entry.created))
                 else {
-                    try await journal.move(id, to: .failed, failure: error.localizedDescription)
+                    try await journal.move(id, to: .failed, failure: error.localizedDescription, failureCode: error.code.rawValue)
                     break
                 }
                 try await journal.move(id, to: .waitingToRetry, failure: error.localizedDescription)
@@ -77,7 +79,8 @@ package struct DownloadRunner: Sendable {
         let partialURL = folder.appendingPathComponent("\(entry.id).partial")
         // A resume needs a validator: without one the bytes on disk may
         // belong to another version of the resource.
-        let resumable = entry.bytesOnDisk > 0 && entry.partialFile == partialURL.path && !entry.validator.isEmpty
+        let resumable = entry.kind == .download && entry.bytesOnDisk > 0 && entry.partialFile == partialURL.path
+            && !entry.validator.isEmpty
         let file: PartialFile
         do { file = try PartialFile(partialURL, keeping: resumable ? entry.bytesOnDisk : 0) } catch {
             return .failure(error)
@@ -92,7 +95,12 @@ package struct DownloadRunner: Sendable {
         }
         var validator = entry.validator
         var expected: Int64 = -1
-        let task = session.dataTask(with: request)
+        let task: SessionTask
+        if entry.kind == .upload, let body = entry.request.bodyFile {
+            task = session.uploadTask(with: request, fromFile: URL(fileURLWithPath: body))
+        } else {
+            task = session.dataTask(with: request)
+        }
         do {
             try await withTaskCancellationHandler {
                 task.resume()
@@ -102,7 +110,10 @@ package struct DownloadRunner: Sendable {
                     case .response(let response, _):
                         let continues = offset > 0 && response.statusCode == 206
                             && Self.contentRangeStart(response) == offset
-                        if !continues { try file.truncate(to: 0) }
+                        if !continues {
+                            try file.truncate(to: 0)
+                            try await journal.recordHead(entry.id, Self.head(of: response))
+                        }
                         if offset > 0, response.statusCode == 416 {
                             // The server cannot serve the range: start again from nothing.
                             try await record(entry.id, file, -1, JournalValidator())
@@ -159,6 +170,21 @@ package struct DownloadRunner: Sendable {
         request.httpMethod = recorded.method
         for pair in recorded.headers where pair.count == 2 { request.addValue(pair[1], forHTTPHeaderField: pair[0]) }
         return request
+    }
+
+    /// What the program is told the response was. The body on disk is
+    /// decoded: its Content-Encoding (and the encoded length) are not said.
+    static func head(of response: HTTPURLResponse) -> ResponseHeadRecord {
+        let encoded = response.value(forHTTPHeaderField: "Content-Encoding").map { $0.lowercased() != "identity" } ?? false
+        var headers: [[String]] = []
+        for (key, value) in response.allHeaderFields {
+            guard let name = key as? String, let value = value as? String else { continue }
+            let lowered = name.lowercased()
+            if lowered == "content-encoding" || (encoded && lowered == "content-length") { continue }
+            headers.append([name, value])
+        }
+        headers.sort { $0[0].lowercased() < $1[0].lowercased() }
+        return ResponseHeadRecord(statusCode: response.statusCode, headers: headers, url: response.url?.absoluteString ?? "")
     }
 
     /// A strong ETag (If-Range takes no weak one), else Last-Modified.
