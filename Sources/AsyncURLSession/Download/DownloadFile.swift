@@ -118,6 +118,31 @@ final class DownloadFile: @unchecked Sendable {
         queue.async { [self] in closeNow() }
     }
 
+    /// Becomes the file at `source`, written elsewhere (`length` bytes):
+    /// moved over this one, or copied when it is on another file system,
+    /// in order with the queued writes (nothing is written after it).
+    func adopt(_ source: URL, size length: Int64) {
+        queue.async { [self] in
+            closeNow()
+            var failure: URLError?
+            if rename(source.path, url.path) != 0 {
+                let reason = String(cString: strerror(errno))
+                do {
+                    // Another file system (the agent's folder is often a tmpfs).
+                    unlink(url.path)
+                    try FileManager.default.copyItem(at: source, to: url)
+                    unlink(source.path)
+                } catch {
+                    failure = URLError.make(
+                        .cannotWriteToFile, url: nil,
+                        reason: "Cannot move the finished download \(source.path) to \(url.path): \(reason); \(error)")
+                }
+            }
+            size = length
+            if let failure { pending.withLock { if $0.error == nil { $0.error = failure } } }
+        }
+    }
+
     func remove() {
         queue.async { [self] in
             closeNow()

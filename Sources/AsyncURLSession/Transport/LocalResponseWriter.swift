@@ -82,6 +82,40 @@ public final class LocalResponseWriter: Sendable {
         }
     }
 
+    /// The whole body, as a finished file of `length` bytes written
+    /// elsewhere (the background agent's). A download task takes the file
+    /// itself (moved into its download folder: no copy on one file
+    /// system); any other task gets its bytes in pieces, as `writeBody`.
+    /// The file is gone or unchanged afterwards, never half moved.
+    func writeBody(contentsOf file: URL, length: Int64) async throws(URLError) {
+        guard sentHead else {
+            throw URLError.make(.badServerResponse, url: nil, reason: "The local responder wrote a body before a head.")
+        }
+        if length > 0, try await transfer.offerFile(file, length: length) {
+            progress.withLock { $0.bodyBytes += length }
+            return
+        }
+        guard let handle = try? FileHandle(forReadingFrom: file) else {
+            throw URLError.make(.cannotOpenFile, url: nil, reason: "Cannot read the finished body at \(file.path).")
+        }
+        defer { try? handle.close() }
+        // Bounded by the file's length.
+        while true {
+            let piece: Data
+            do { piece = try handle.read(upToCount: Self.pieceSize) ?? Data() } catch {
+                throw URLError.make(.cannotOpenFile, url: nil, reason: "Cannot read the finished body at \(file.path): \(error).")
+            }
+            if piece.isEmpty { return }
+            try await writeBody(piece)
+        }
+    }
+
+    /// How far a body being written elsewhere got (reported as a download's
+    /// progress; other tasks ignore it). Keeps the hop from idling out.
+    func reportBodyProgress(received: Int64, expected: Int64) {
+        transfer.reportReceived(received, expected: expected)
+    }
+
     /// Asks the task for credentials, as a server's 401 asks: the task's
     /// challenge handling (an events consumer's `.challenge` decision, the
     /// task's or session's delegate) answers, and the answer comes back

@@ -223,6 +223,40 @@ final class LocalTransfer: Sendable {
         }
     }
 
+    /// The body as a whole file written elsewhere: a download takes the file
+    /// (false: the caller delivers its bytes instead).
+    func offerFile(_ url: URL, length: Int64) async throws(URLError) -> Bool {
+        guard let task = delegate as? TaskCore else { return false }
+        while true {
+            try await proceed()
+            state.withLock { $0.resumeRequested = false }
+            switch task.adoptDownloadBody(url, length: length, id: id) {
+            case .adopted(let file, let wake):
+                wake?.run(by: task)
+                // Moved before the responder returns (and its writer may
+                // remove what is left of the source).
+                await withCheckedContinuation { continuation in file.flush { _ in continuation.resume() } }
+                noteActivity()
+                return true
+            case .notAdoptable:
+                return false
+            case .abort(let error):
+                state.withLock { state in
+                    if state.stopped == nil { state.stopped = error }
+                }
+                throw error
+            case .pause:
+                await heldBack { $0.resumeRequested || $0.stopped != nil }
+            }
+        }
+    }
+
+    /// Progress of a body written elsewhere (a download's only).
+    func reportReceived(_ total: Int64, expected: Int64) {
+        noteActivity()
+        (delegate as? TaskCore)?.reportDownloadProgress(total: total, expected: expected, id: id)
+    }
+
     func deliverHead(_ head: consuming ResponseHead) async throws(URLError) {
         try await proceed()
         noteActivity()

@@ -1,0 +1,70 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A local hop's body that was written to a file elsewhere (the background
+/// agent's downloads): a download task takes the file itself, moved into
+/// its download folder, instead of its bytes; meanwhile the writer reports
+/// how far it got, as download progress.
+extension TaskCore {
+    enum AdoptedBody {
+        /// The file's move is queued in order with its writes: wait for
+        /// `flush` before the source may go.
+        case adopted(DownloadFile, Wake?)
+        /// The task holds bodies back now (a response decision is pending).
+        case pause
+        /// Not a download that can take a whole file (a data task, a
+        /// response held back, a download continuing resume data): the
+        /// bytes must be delivered as a body.
+        case notAdoptable
+        case abort(URLError)
+    }
+
+    func adoptDownloadBody(_ source: URL, length: Int64, id: TransferID) -> AdoptedBody {
+        let outcome = guarded.withLock { guarded -> AdoptedBody in
+            guard guarded.transferID == id else { return .abort(URLError(.cancelled)) }
+            guard guarded.hop.held == nil, guarded.hop.cache == nil, var state = guarded.download,
+                let file = state.file, state.requestedOffset == 0, guarded.pipeline.bytesReceived == 0,
+                let count = Int(exactly: length)
+            else { return .notAdoptable }
+            switch guarded.pipeline.receivedDownloadBytes(count: count) {
+            case .pause: return .pause
+            case .abort(let error): return .abort(error)
+            case .accept: break
+            }
+            file.adopt(source, size: length)
+            Self.updateProgress(&guarded)
+            var wake: Wake?
+            let previous = state.throttle.reportedTotal
+            if state.throttle.shouldReport(total: length, now: DispatchTime.now().uptimeNanoseconds) {
+                let progress = TransferProgress(
+                    bytes: length - previous, totalBytes: length, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)
+                wake = Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
+            }
+            guarded.download = state
+            return .adopted(file, wake)
+        }
+        return outcome
+    }
+
+    /// How far the body written elsewhere got (`total` of `expected`, -1:
+    /// unknown), reported as download progress, throttled as the engine's is.
+    func reportDownloadProgress(total: Int64, expected: Int64, id: TransferID) {
+        let wake = guarded.withLock { guarded -> Wake? in
+            guard guarded.transferID == id, var state = guarded.download, state.file != nil, state.requestedOffset == 0
+            else { return nil }
+            let previous = state.throttle.reportedTotal
+            guard state.throttle.shouldReport(total: total, now: DispatchTime.now().uptimeNanoseconds) else { return nil }
+            guarded.download = state
+            if let progress = guarded.progress {
+                progress.totalUnitCount = expected
+                progress.completedUnitCount = total
+            }
+            let progress = TransferProgress(bytes: total - previous, totalBytes: total, totalBytesExpected: expected)
+            return Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
+        }
+        wake?.run(by: self)
+    }
+}
