@@ -69,6 +69,8 @@ let package = Package(
             name: "AsyncURLSession",
             dependencies: [
                 "CurlEngine", "CStreamingCopy", "CPSL", "CSQLite", "SanitizerVisibleLock",
+                // Background sessions talk to the transfer agent (our own, Foundation only).
+                "AgentWire",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The classic delegate and completion-handler API, built only on the

@@ -1,4 +1,5 @@
 import AgentWire
+import AsyncURLSession
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -32,8 +33,39 @@ enum BackgroundCommands {
             print("follow it with: fetch --background-status")
         case .refused(let reason):
             throw FetchError("the agent refused the download: \(reason)")
-        case .status:
+        default:
             throw FetchError("the agent answered something else than asked")
+        }
+    }
+
+    /// `--session ID`: a download in background session `identifier`,
+    /// waited for with a progress bar; without a request, the downloads an
+    /// earlier fetch of that session left (killed, interrupted) are taken
+    /// up, the first to `output`, any other to `output.N`.
+    static func runInSession(_ identifier: String, request: URLRequest?, output: String, silent: Bool) async throws {
+        var configuration = SessionConfiguration.background(identifier: identifier)
+        configuration.backgroundAgentPath = agentExecutable
+        let session = Session(configuration: configuration)
+        do {
+            if let request {
+                let task = session.downloadTask(with: request)
+                task.resume()
+                try await DownloadWriter(destination: output, silent: silent).run(task)
+                return
+            }
+            var count = 0
+            for try await event in session.backgroundEvents {
+                guard case .reconnected(let task) = event else { continue }
+                let destination = count == 0 ? output : "\(output).\(count)"
+                count += 1
+                if !silent { print("taking up task \(task.taskIdentifier): \(task.originalRequest?.url?.absoluteString ?? "-")") }
+                try await DownloadWriter(destination: destination, silent: silent).run(task)
+            }
+            if count == 0 { throw FetchError("background session \"\(identifier)\" has no download to take up") }
+        } catch let error as FetchError {
+            throw error
+        } catch {
+            throw FetchError(describing: error)
         }
     }
 
@@ -48,7 +80,7 @@ enum BackgroundCommands {
             }
         case .refused(let reason):
             throw FetchError("the agent refused: \(reason)")
-        case .started:
+        default:
             throw FetchError("the agent answered something else than asked")
         }
     }

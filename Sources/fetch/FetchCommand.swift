@@ -3,6 +3,8 @@
 //   fetch URL [-o FILE] [-X METHOD] [-H 'Name: value']... [-d DATA] [--events]
 //   fetch --background URL [-o FILE]     (the agent downloads it; fetch returns)
 //   fetch --background-status            (this user's background transfers)
+//   fetch --session ID URL -o FILE       (a background session's download, waited for;
+//                                         killed, `fetch --session ID -o FILE` takes it up)
 //   fetch            (no URL: starts the built-in loopback server and runs a demo)
 //
 // Errors print one line naming what went wrong and exit non-zero.
@@ -65,9 +67,21 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(name: .customLong("background-status"), help: "List this user's background transfers with their progress (starts the agent if it is not running, which resumes them).")
     var backgroundStatus = false
 
+    @Option(name: .customLong("session"), help: "Download through the background session with this identifier and wait for it (with -o FILE). Killed or interrupted, the download goes on in the agent; run fetch --session ID -o FILE without a URL to take it up.")
+    var backgroundSession: String?
+
     func run() async throws {
         if backgroundStatus {
             try BackgroundCommands.printStatus()
+            return
+        }
+        if let backgroundSession {
+            guard let output else { throw ValidationError("--session needs -o FILE: where the download goes.") }
+            guard data == nil, uploadFile == nil, !background else {
+                throw ValidationError("--session downloads only: drop -d, -T and --background.")
+            }
+            let request = try url.map { try RequestBuilder.request(url: $0, method: method, headers: headers, data: nil) }
+            try await BackgroundCommands.runInSession(backgroundSession, request: request, output: output, silent: silent)
             return
         }
         if background {

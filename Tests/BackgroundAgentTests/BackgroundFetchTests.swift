@@ -11,61 +11,9 @@ import Glibc
 /// finishes it; killed mid-transfer, the next program to come back starts
 /// it again and it resumes from its journal.
 @Suite struct BackgroundFetchTests {
-    /// A private runtime folder, so the test's agent is its own; the agent
-    /// it started is stopped (by the PID it reported) and the folder removed.
-    /// The agent's idle exit is long (30 s): a loaded machine can take
-    /// seconds between two of the test's `fetch` runs, and an agent that left
-    /// meanwhile would take its socket with it; it is stopped by PID anyway.
-    private final class Sandbox: Sendable {
-        let runtime: URL
-        let fetch: String
-
-        init() throws {
-            runtime = URL(fileURLWithPath: "/tmp").appendingPathComponent("bg-\(UUID().uuidString.prefix(8))")
-            try #require(mkdir(runtime.path, 0o700) == 0)
-            fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-                .appendingPathComponent("fetch").path
-            try #require(FileManager.default.isExecutableFile(atPath: fetch), "build the fetch product first")
-        }
-
-        var folder: URL { runtime.appendingPathComponent("AsyncURLSession") }
-
-        func run(_ arguments: [String]) async throws -> ChildProcessResult {
-            try await ChildProcess.run(fetch, arguments, environment: [
-                "XDG_RUNTIME_DIR": runtime.path, "ASYNCURLSESSION_AGENT_IDLE_EXIT": "30", "PATH": "/usr/bin:/bin",
-                "HOME": runtime.path,
-            ])
-        }
-
-        /// `--background-status`, parsed: the agent's PID and the lines.
-        func status() async throws -> (agent: pid_t, lines: [String]) {
-            let result = try await run(["--background-status"])
-            try #require(result.status == 0, "\(result.errorText)")
-            let lines = result.outputText.split(separator: "\n").map(String.init)
-            let agent = lines.first.flatMap { $0.split(separator: " ").dropFirst().first }.flatMap { pid_t($0.dropLast()) } ?? 0
-            return (agent, Array(lines.dropFirst()))
-        }
-
-        /// Asks for the status until `done` says so (at most `seconds`).
-        func waitForStatus(seconds: Double = 30, _ done: ([String]) -> Bool) async throws -> (agent: pid_t, lines: [String]) {
-            var last = try await status()
-            for _ in 0..<Int(seconds * 10 * testTimeScale) where !done(last.lines) {
-                try await Task.sleep(nanoseconds: 100_000_000)
-                last = try await status()
-            }
-            return last
-        }
-
-        func stop(_ agent: pid_t) {
-            if agent > 0 { kill(agent, SIGTERM) }
-        }
-
-        func remove() { try? FileManager.default.removeItem(at: runtime) }
-    }
-
     @Test func aBackgroundDownload_arrivesAfterFetchHasExited() async throws {
         try await withServer(timeLimit: 90) { server in
-            let sandbox = try Sandbox()
+            let sandbox = try AgentSandbox()
             defer { sandbox.remove() }
             let destination = sandbox.runtime.appendingPathComponent("file.bin")
             let started = try await sandbox.run(["--background", server.url("/range/2000000").absoluteString, "-o", destination.path])
@@ -82,7 +30,7 @@ import Glibc
     /// Everything the agent keeps is private to the user.
     @Test func theAgentsFolderAndFiles_arePrivate() async throws {
         try await withServer(timeLimit: 90) { server in
-            let sandbox = try Sandbox()
+            let sandbox = try AgentSandbox()
             defer { sandbox.remove() }
             let destination = sandbox.runtime.appendingPathComponent("small.bin")
             _ = try await sandbox.run(["--background", server.url("/range/1000").absoluteString, "-o", destination.path])
@@ -109,7 +57,7 @@ import Glibc
     /// restart from nothing would stall again.
     @Test func aKilledAgent_resumesFromItsJournal_whenAProgramComesBack() async throws {
         try await withServer(timeLimit: 90) { server in
-            let sandbox = try Sandbox()
+            let sandbox = try AgentSandbox()
             defer { sandbox.remove() }
             let destination = sandbox.runtime.appendingPathComponent("resumed.bin")
             let url = server.url("/range/3000000?stallAfter=2500000").absoluteString
@@ -141,7 +89,7 @@ import Glibc
     }
 
     @Test func aSchemeOtherThanHTTP_isRefused_sayingWhy() async throws {
-        let sandbox = try Sandbox()
+        let sandbox = try AgentSandbox()
         defer { sandbox.remove() }
         let result = try await sandbox.run(["--background", "ftp://127.0.0.1/file", "-o", sandbox.runtime.appendingPathComponent("x").path])
         #expect(result.status != 0)

@@ -28,8 +28,14 @@ public actor Session {
     /// The configuration is copied: changing yours afterwards changes nothing
     /// here. The delegate answers decisions (redirects, challenges, responses)
     /// of every task that its own delegate leaves unanswered.
+    ///
+    /// A background configuration (`SessionConfiguration.background(identifier:)`)
+    /// attaches to the transfer agent here, starting it when none runs (a
+    /// few milliseconds; at most about 5 s): the tasks an earlier program
+    /// left come as `backgroundEvents`.
     public init(configuration: SessionConfiguration = .default, delegate: (any SessionTaskDelegate)? = nil) {
         self.init(context: SessionContext(configuration: configuration, delegate: delegate, isShared: false))
+        if context.background != nil { reconnectBackgroundTasks() }
     }
 
     /// The session-level decision handler.

@@ -205,6 +205,37 @@ public struct SessionConfiguration: Sendable {
     /// platforms.
     public var offersTLSChallenges: Bool = false
 
+    /// A background session's identifier (`background(identifier:)`); nil
+    /// for any other session.
+    public private(set) var backgroundIdentifier: String?
+
+    /// A configuration whose tasks run in the per-user transfer agent
+    /// (the `asyncurlsession-agent` program, started on demand), so they go
+    /// on when this program exits, crashes or is killed. A session made
+    /// with it again, in this program or the next, reconnects: the tasks an
+    /// earlier program left come as `Session.backgroundEvents`. One program
+    /// at a time may hold an identifier. Storage is the default
+    /// configuration's (shared cookie jar, credentials, cache).
+    ///
+    /// The rules of background sessions: http and https only; redirects
+    /// always followed (by the agent); request bodies from files only
+    /// (`uploadTask(with:fromFile:)`); transfers that fail on the network
+    /// are tried again with backoff until `timeoutIntervalForResource`.
+    public static func background(identifier: String) -> SessionConfiguration {
+        var configuration = SessionConfiguration(kind: .default)
+        configuration.backgroundIdentifier = identifier
+        return configuration
+    }
+
+    /// The transfer agent program a background session starts when none
+    /// runs. nil: `ASYNCURLSESSION_AGENT`, else `asyncurlsession-agent`
+    /// beside this program (where `swift build` puts it), else on the PATH.
+    public var backgroundAgentPath: String?
+
+    /// The agent's folder (tests: an agent of their own); nil: the user's,
+    /// `$XDG_RUNTIME_DIR/AsyncURLSession` (else a 0700 folder in /tmp).
+    package var backgroundAgentFolder: URL?
+
     public init(kind: Kind = .default) {
         self.kind = kind
         cookieJar = kind == .default ? CookieJar.shared : CookieJar()

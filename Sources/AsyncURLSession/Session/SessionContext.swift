@@ -28,6 +28,11 @@ final class SessionContext: Sendable {
     /// persistence other than `.none`: later tasks send it to the proxy.
     let proxyAnswer = Mutex<HopCredential?>(nil)
     private let table = Mutex(TaskTable())
+    /// What answers hops without libcurl: the configuration's transport, or
+    /// for a background session the agent (after that transport).
+    let localTransport: (any LocalTransport)?
+    /// A background session's hold on its identifier at the agent.
+    let background: BackgroundLink?
 
     struct TaskTable: ~Copyable {
         var nextIdentifier = 1
@@ -52,6 +57,14 @@ final class SessionContext: Sendable {
         self.configuration = configuration
         self.delegate = delegate
         self.isShared = isShared
+        if let identifier = configuration.backgroundIdentifier {
+            let link = BackgroundLink(identifier: identifier, configuration: configuration)
+            background = link
+            localTransport = BackgroundTransport(link: link, fallback: configuration.localTransport)
+        } else {
+            background = nil
+            localTransport = configuration.localTransport
+        }
         let options = EngineSessionOptions(maximumConnectionsPerHost: max(0, configuration.httpMaximumConnectionsPerHost))
         placement = CurlEngine.shared.makeSession(options: options)
         engineID = placement.session
@@ -68,6 +81,18 @@ final class SessionContext: Sendable {
             guard case .none = table.invalidation else { return nil }
             let identifier = table.nextIdentifier
             table.nextIdentifier += 1
+            let core = makeCore(identifier)
+            table.live[identifier] = core
+            return core
+        }
+    }
+
+    /// Registers a task under `identifier` (a background task an earlier
+    /// program made); later tasks get identifiers above it.
+    func register(identifier: Int, _ makeCore: (Int) -> TaskCore) -> TaskCore? {
+        table.withLock { table -> TaskCore? in
+            guard case .none = table.invalidation, table.live[identifier] == nil else { return nil }
+            table.nextIdentifier = max(table.nextIdentifier, identifier + 1)
             let core = makeCore(identifier)
             table.live[identifier] = core
             return core

@@ -150,7 +150,7 @@ extension TaskCore {
             return
         }
         let expectedToSend = transferRequest.bodyLength ?? -1
-        if let transport = configuration.localTransport, transport.isActive {
+        if let transport = context.localTransport, transport.isActive {
             let local = localRequest(for: transferRequest, original: sent, credential: credential)
             if let responder = transport.responder(for: local) {
                 log?.hop(transferRequest.method, url: transferRequest.url, via: "local transport", headers: transferRequest.headers)

@@ -69,9 +69,12 @@ extension TaskCore {
         }
         if suspended { transfer.suspend() }
         let configuration = context.configuration
+        // A background transfer idles while the agent waits to retry: the
+        // agent keeps its own time.
+        let idle = context.background == nil ? RequestPreparation.idleTimeout(of: request, configuration: configuration) : 0
         transfer.start(
             responder, request: local,
-            idleTimeout: RequestPreparation.idleTimeout(of: request, configuration: configuration),
+            idleTimeout: idle,
             resourceTimeout: configuration.timeoutIntervalForResource)
     }
 

@@ -1,0 +1,114 @@
+internal import AgentWire
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// How a background session's tasks run: every hop goes to the transfer
+/// agent (over the core's one seam for answers that are not libcurl's),
+/// after the configuration's own local transport, if any, declined it.
+struct BackgroundTransport: LocalTransport {
+    let link: BackgroundLink
+    let fallback: (any LocalTransport)?
+
+    func responder(for request: LocalRequest) -> (any LocalResponder)? {
+        if let fallback, fallback.isActive, let responder = fallback.responder(for: request) { return responder }
+        return BackgroundResponder(link: link)
+    }
+}
+
+/// One hop of a background task: handed to the agent (or, for a task an
+/// earlier program started, found there), then followed through the
+/// agent's updates: the response's head once it came, progress, and the
+/// finished file, which a download task takes over (moved, not copied).
+/// The agent follows redirects and retries after network errors itself.
+struct BackgroundResponder: LocalResponder {
+    let link: BackgroundLink
+
+    func respond(to request: LocalRequest, through writer: LocalResponseWriter) async throws(URLError) {
+        if let failure = link.failure { throw failure }
+        guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw URLError.make(
+                .unsupportedURL, url: nil, reason: "Background sessions load http and https URLs only.")
+        }
+        let task = request.taskIdentifier
+        let updates = link.watch(task: task)
+        defer { link.unwatch(task: task) }
+        let reconnected = link.takeReconnected(task: task)
+        let transfer: Int64
+        if let reconnected {
+            transfer = reconnected
+        } else {
+            transfer = try await start(request)
+        }
+        var ended = false
+        defer {
+            // The task stopped first (cancelled, timed out): so does the agent.
+            if !ended { Task { [link] in _ = try? await link.send(.cancel(id: transfer)) } }
+        }
+        var sentHead = false
+        for await status in updates where status.id == transfer {
+            if !sentHead, let head = status.head ?? (status.phase == "finished" ? ResponseHeadRecord(statusCode: 200, headers: [], url: "") : nil) {
+                try await writer.writeHead(
+                    statusCode: head.statusCode, headerFields: head.headers.compactMap { $0.count == 2 ? (name: $0[0], value: $0[1]) : nil })
+                sentHead = true
+            }
+            switch status.phase {
+            case "finished":
+                if let file = status.file {
+                    try await writer.writeBody(contentsOf: URL(fileURLWithPath: file), length: status.bytesOnDisk)
+                }
+                ended = true
+                _ = try? await link.send(.delivered(id: transfer))
+                if reconnected != nil { link.handedOver(task: task) }
+                return
+            case "failed", "cancelled":
+                ended = true
+                _ = try? await link.send(.delivered(id: transfer))
+                if reconnected != nil { link.handedOver(task: task) }
+                let code = status.phase == "cancelled" ? .cancelled : (URLError.Code(rawValue: status.failureCode ?? URLError.Code.unknown.rawValue) ?? .unknown)
+                throw URLError.make(code, url: nil, reason: status.failure ?? "The background transfer was cancelled.")
+            default:
+                if sentHead { writer.reportBodyProgress(received: status.bytesOnDisk, expected: status.expectedBytes) }
+            }
+        }
+        if Task.isCancelled { throw URLError(.cancelled) }
+        throw link.failure ?? URLError.make(
+            .backgroundSessionWasDisconnected, url: nil, reason: "The transfer agent stopped sending updates.")
+    }
+
+    /// Hands the hop's request to the agent; the body must be a file.
+    private func start(_ request: LocalRequest) async throws(URLError) -> Int64 {
+        var bodyFile: String?
+        switch request.body.source {
+        case .none:
+            break
+        case .file(let file):
+            bodyFile = file.path
+        case .data(let data) where data.isEmpty:
+            break
+        case .data, .stream:
+            throw URLError.make(
+                .unsupportedURL, url: nil,
+                reason: "Background sessions send request bodies from files only (the agent sends them again after a "
+                    + "crash): write the body to a file and use uploadTask(with:fromFile:).")
+        }
+        // The agent's session asks for (and decodes) compressed bodies itself.
+        let headers = (request.request.allHTTPHeaderFields ?? [:])
+            .filter { $0.key.lowercased() != "accept-encoding" }
+            .sorted { $0.key < $1.key }
+            .map { [$0.key, $0.value] }
+        let recorded = BackgroundRequest(
+            method: request.httpMethod, url: request.url?.absoluteString ?? "", headers: headers, bodyFile: bodyFile)
+        let reply = try await link.send(
+            .startDownload(session: link.identifier, task: request.taskIdentifier, request: recorded, destination: nil))
+        switch reply {
+        case .started(let id):
+            return id
+        case .refused(let reason):
+            throw URLError.make(.cannotLoadFromNetwork, url: nil, reason: "The transfer agent refused the task: \(reason)")
+        default:
+            throw URLError.make(.cannotLoadFromNetwork, url: nil, reason: "The transfer agent answered something else than asked.")
+        }
+    }
+}
