@@ -157,7 +157,7 @@ let package = Package(
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),
         .testTarget(
             name: "BackgroundAgentTests",
-            dependencies: ["BackgroundAgent", "AgentWire", "AsyncURLSession", "LoopbackServer", "TestSupport"]),
+            dependencies: ["BackgroundAgent", "AgentWire", "AsyncURLSession", "URLSessionCompat", "LoopbackServer", "TestSupport"]),
         // Every code block of MIGRATION.md, compiled (and run by the tests):
         // before (FoundationNetworking), after (URLSessionCompat), async core.
         .target(name: "MigrationGuideBefore", path: "Tests/MigrationGuide/Before"),

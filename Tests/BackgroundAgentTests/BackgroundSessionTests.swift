@@ -212,7 +212,7 @@ import Glibc
     /// MB (whole-body requests only; a Range request is served whole); once
     /// a mebibyte is on disk, fetch is killed, then the agent (SIGKILL).
     /// Returns the URL.
-    private static func startThenKillProgramAndAgent(
+    static func startThenKillProgramAndAgent(
         _ sandbox: AgentSandbox, _ server: LoopbackServer, session: String
     ) async throws -> String {
         let url = server.url("/range/3000000?stallAfter=1500000").absoluteString

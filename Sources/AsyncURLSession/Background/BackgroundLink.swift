@@ -145,8 +145,18 @@ final class BackgroundLink: Sendable {
 
     // MARK: - The session's events
 
+    /// The tasks made for what an earlier program left.
+    var reconnectedTasks: [SessionTask] { reconnectedTaskList.withLock { $0 } }
+    private let reconnectedTaskList = Mutex<[SessionTask]>([])
+
+    /// Reconnected tasks whose transfer had ended before this program came.
+    var endedWhileAway: Set<Int> { endedWhileAwayList.withLock { $0 } }
+    private let endedWhileAwayList = Mutex<Set<Int>>([])
+
     /// The session made `task` for transfer `status` of an earlier program.
     func reconnected(_ task: SessionTask, to status: BackgroundTransferStatus) {
+        reconnectedTaskList.withLock { $0.append(task) }
+        if status.hasEnded { endedWhileAwayList.withLock { _ = $0.insert(status.task) } }
         let events = shared.state.withLock { state in
             state.reconnected[status.task] = status.id
             state.latest[status.task] = status

@@ -16,6 +16,22 @@ extension Session {
         context.background?.events ?? AsyncThrowingStream { $0.finish() }
     }
 
+    /// The tasks an earlier program with this identifier left, made (and
+    /// resumed) as this session was: the `reconnected` ones of
+    /// `backgroundEvents`, for code that must know them at once (the
+    /// classic API registers them before its first new task). Empty for
+    /// any other session.
+    public nonisolated var reconnectedTasks: [SessionTask] {
+        context.background?.reconnectedTasks ?? []
+    }
+
+    /// The identifiers of `reconnectedTasks` whose transfer had ended
+    /// before this session was made (their ends are what
+    /// `allEventsDelivered` is about).
+    package nonisolated var tasksEndedWhileAway: Set<Int> {
+        context.background?.endedWhileAway ?? []
+    }
+
     /// Makes a task for each transfer an earlier program left, under its
     /// old identifier, and runs it.
     nonisolated func reconnectBackgroundTasks() {

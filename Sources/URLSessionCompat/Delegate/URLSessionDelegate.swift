@@ -18,6 +18,12 @@ public protocol URLSessionDelegate: NSObjectProtocol, Sendable {
     func urlSession(
         _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void)
+
+    /// A background session (`URLSessionConfiguration.background(withIdentifier:)`)
+    /// has delivered every event of the tasks that ended while no program
+    /// held its identifier: their `didFinishDownloadingTo` and
+    /// `didCompleteWithError` calls came before this one.
+    func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession)
 }
 
 extension URLSessionDelegate {
@@ -32,4 +38,6 @@ extension URLSessionDelegate {
         DefaultImplementationMarker.raise()
         completionHandler(.performDefaultHandling, nil)
     }
+
+    public func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {}
 }

@@ -27,6 +27,12 @@ struct TaskRegistry<Task> {
         return nextIdentifier
     }
 
+    /// Later identifiers come after `identifier` (a background task an
+    /// earlier program made keeps its own).
+    mutating func reserve(_ identifier: Int) {
+        nextIdentifier = max(nextIdentifier, identifier + 1)
+    }
+
     /// Adds a task; false when the session no longer takes tasks.
     mutating func add(_ task: Task, identifier: Int) -> Bool {
         guard phase == .active else { return false }

@@ -36,6 +36,9 @@ open class URLSession: NSObject, @unchecked Sendable {
         var delegateIgnoresTLSChallenges = false
         var registry = TaskRegistry<URLSessionTask>()
         var sessionDescription: String?
+        /// Who waits for a task's completion to be delivered (background
+        /// sessions' `urlSessionDidFinishEvents`), by task identifier.
+        var deliveryWaiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
     }
 
     /// Shares the async core's shared session. It cannot be invalidated.
@@ -82,6 +85,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         guarded = Mutex(Guarded(delegate: delegate))
         super.init()
         tasks.attach(self)
+        takeUpBackgroundTasks()
     }
 
     /// The core session's configuration: the stream buffer split with the
@@ -156,9 +160,8 @@ open class URLSession: NSObject, @unchecked Sendable {
     /// hears `didCreateTask` first, on the task's own lane.
     func register<T: URLSessionTask>(_ make: (Int) -> T) -> T {
         let (task, delegate) = guarded.withLock { guarded -> (T, (any URLSessionDelegate)?) in
-            let identifier = guarded.registry.makeIdentifier()
-            let task = make(identifier)
-            _ = guarded.registry.add(task, identifier: identifier)
+            let task = make(guarded.registry.makeIdentifier())
+            _ = guarded.registry.add(task, identifier: task.taskIdentifier)
             return (task, guarded.delegate)
         }
         if let delegate = delegate as? any URLSessionTaskDelegate {
@@ -223,7 +226,32 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     private func forget(_ task: URLSessionTask) -> TaskRegistry<URLSessionTask>.Action {
-        guarded.withLock { $0.registry.remove(task.taskIdentifier) }
+        let (action, waiters) = guarded.withLock { guarded in
+            (guarded.registry.remove(task.taskIdentifier), guarded.deliveryWaiters.removeValue(forKey: task.taskIdentifier))
+        }
+        for waiter in waiters ?? [] { waiter.resume() }
+        return action
+    }
+
+    /// Returns once task `identifier`'s completion was delivered (at once
+    /// when it is not a live task of this session).
+    func waitForDelivery(of identifier: Int) async {
+        await withCheckedContinuation { continuation in
+            let live = guarded.withLock { guarded -> Bool in
+                guard guarded.registry.tasks[identifier] != nil else { return false }
+                guarded.deliveryWaiters[identifier, default: []].append(continuation)
+                return true
+            }
+            if !live { continuation.resume() }
+        }
+    }
+
+    /// Registers a task under the identifier its core task has (a
+    /// background task an earlier program made keeps it).
+    func register<T: URLSessionTask>(keepingIdentifierOf core: SessionTask, as make: (SessionTask, Int, URLSession) -> T) -> T {
+        let identifier = core.taskIdentifier
+        guarded.withLock { $0.registry.reserve(identifier) }
+        return register { _ in make(core, identifier, self) }
     }
 
     /// `taskDidComplete` from a delegate-queue operation, which must not

@@ -74,6 +74,18 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         URLSessionConfiguration(core: .ephemeral)
     }
 
+    /// A new configuration each time: a background session's, whose tasks
+    /// run in the per-user transfer agent and go on after this program
+    /// exits (see `SessionConfiguration.background(identifier:)`). A
+    /// session made with it again, here or in the next program, gets the
+    /// tasks left running or ended meanwhile back through its delegate,
+    /// then `urlSessionDidFinishEvents(forBackgroundURLSession:)`.
+    open class func background(withIdentifier identifier: String) -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration(core: .background(identifier: identifier))
+        configuration.identifier = identifier
+        return configuration
+    }
+
     open override func copy() -> Any { copy(with: nil) }
 
     open func copy(with zone: NSZone? = nil) -> Any {
