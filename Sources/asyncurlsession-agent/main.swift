@@ -1,6 +1,6 @@
 // asyncurlsession-agent: the background transfer agent, one per user.
 //
-//   asyncurlsession-agent [--folder DIR] [--idle-exit SECONDS]
+//   asyncurlsession-agent [--folder DIR] [--idle-exit SECONDS] [--retention SECONDS]
 //
 // Programs start it on demand (AgentClient) and talk to it over the socket
 // in its folder; it runs their background transfers, recording each in its
@@ -8,6 +8,10 @@
 // had no transfer and no program connected for --idle-exit seconds (also
 // ASYNCURLSESSION_AGENT_IDLE_EXIT; default 300). Stop it any time with
 // SIGTERM: transfers go on from their bytes on disk at its next start.
+// Transfers that ended and that no program came back for are forgotten,
+// with their files, after --retention seconds (also
+// ASYNCURLSESSION_AGENT_RETENTION; default 7 days), checked at start and
+// hourly.
 import AgentWire
 import BackgroundAgent
 import Foundation
@@ -29,6 +33,9 @@ let folder = option("--folder").map { AgentFolder(url: URL(fileURLWithPath: $0))
 let idleExit = option("--idle-exit").flatMap(Double.init)
     ?? ProcessInfo.processInfo.environment["ASYNCURLSESSION_AGENT_IDLE_EXIT"].flatMap(Double.init)
     ?? 300
+let retention = option("--retention").flatMap(Double.init)
+    ?? ProcessInfo.processInfo.environment["ASYNCURLSESSION_AGENT_RETENTION"].flatMap(Double.init)
+    ?? 7 * 86_400
 
 do {
     try folder.prepare()
@@ -56,13 +63,19 @@ do {
 }
 logger.info("agent \(getpid()) serving \(folder.socketPath)")
 let server = AgentServer(agent: agent, logger: logger)
+await agent.sweep(retention: retention)
 await agent.resumeLiveTransfers()
 server.serve(listener)
 
 // Bounded by the idle rule: leaves once nothing has happened for idleExit seconds.
 var quietSince = Date()
+var sweptAt = Date()
 while true {
     try? await Task.sleep(nanoseconds: 250_000_000)
+    if Date().timeIntervalSince(sweptAt) >= 3600 {
+        sweptAt = Date()
+        await agent.sweep(retention: retention)
+    }
     let idle = await agent.idleSeconds
     if server.connectionCount > 0 || idle == 0 {
         quietSince = Date()

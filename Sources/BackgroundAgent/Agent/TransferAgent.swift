@@ -152,6 +152,27 @@ package actor TransferAgent {
         }
     }
 
+    /// Forgets transfers that ended more than `retention` seconds ago and
+    /// were never taken by a program (nobody reconnected), with their files
+    /// in the agent's folder: what `--retention` promises. A file already
+    /// moved to a `fetch --background` destination is the user's and stays.
+    /// Returns how many were forgotten.
+    @discardableResult
+    package func sweep(retention: Double, now: Date = Date()) async -> Int {
+        do {
+            let stale = try await journal.ended(before: now.addingTimeInterval(-retention))
+            for entry in stale {
+                removeFiles(of: entry.id)
+                try await journal.remove(entry.id)
+                logger.info("transfer \(entry.id) (\(entry.phase.rawValue)) forgotten after \(Int(retention)) s unclaimed")
+            }
+            return stale.count
+        } catch {
+            logger.error("cannot sweep the journal: \(error.description)")
+            return 0
+        }
+    }
+
     /// What is left of a transfer's files once its program has its end.
     private func removeFiles(of id: Int64) {
         unlink(files.appendingPathComponent("\(id).partial").path)
