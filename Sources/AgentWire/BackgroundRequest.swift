@@ -9,11 +9,17 @@ package struct BackgroundRequest: Sendable, Codable, Equatable {
     package var headers: [[String]]
     /// Uploads only: the file whose bytes are the body (read as sent).
     package var bodyFile: String?
+    /// `isDiscretionary`: runs only while no other transfer of the user's
+    /// does (nil in journals written before it existed: false).
+    package var discretionary: Bool?
 
-    package init(method: String, url: String, headers: [[String]] = [], bodyFile: String? = nil) {
+    package init(method: String, url: String, headers: [[String]] = [], bodyFile: String? = nil, discretionary: Bool? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.bodyFile = bodyFile
+        self.discretionary = discretionary
     }
+
+    package var isDiscretionary: Bool { discretionary ?? false }
 }

@@ -18,6 +18,8 @@ import Glibc
 final class BackgroundLink: Sendable {
     let identifier: String
     let client: AgentClient
+    /// The configuration's `isDiscretionary`, sent with each transfer.
+    let isDiscretionary: Bool
     private let shared: Shared
 
     /// What the reader thread shares with the session (not the link
@@ -48,6 +50,7 @@ final class BackgroundLink: Sendable {
     /// Attaches to the agent for `identifier` (blocking, bounded).
     init(identifier: String, configuration: SessionConfiguration) {
         self.identifier = identifier
+        isDiscretionary = configuration.isDiscretionary
         client = AgentClient(folder: AgentLocation.folder(configuration), agentExecutable: AgentLocation.executable(configuration))
         shared = Shared()
         let (events, continuation) = AsyncThrowingStream<BackgroundSessionEvent, any Error>.makeStream()

@@ -99,7 +99,8 @@ struct BackgroundResponder: LocalResponder {
             .sorted { $0.key < $1.key }
             .map { [$0.key, $0.value] }
         let recorded = BackgroundRequest(
-            method: request.httpMethod, url: request.url?.absoluteString ?? "", headers: headers, bodyFile: bodyFile)
+            method: request.httpMethod, url: request.url?.absoluteString ?? "", headers: headers, bodyFile: bodyFile,
+            discretionary: link.isDiscretionary ? true : nil)
         let reply = try await link.send(
             .startDownload(session: link.identifier, task: request.taskIdentifier, request: recorded, destination: nil))
         switch reply {

@@ -232,6 +232,11 @@ public struct SessionConfiguration: Sendable {
     /// beside this program (where `swift build` puts it), else on the PATH.
     public var backgroundAgentPath: String?
 
+    /// Background sessions: the agent runs these transfers only while none
+    /// of the user's other transfers runs (as Apple's, at the system's
+    /// convenience). Other sessions: no effect.
+    public var isDiscretionary: Bool = false
+
     /// The agent's folder (tests: an agent of their own); nil: the user's,
     /// `$XDG_RUNTIME_DIR/AsyncURLSession` (else a 0700 folder in /tmp).
     package var backgroundAgentFolder: URL?

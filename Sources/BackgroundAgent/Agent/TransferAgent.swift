@@ -14,6 +14,10 @@ package actor TransferAgent {
     private let runner: DownloadRunner
     private let logger: Logger
     private var running: [Int64: Task<Void, Never>] = [:]
+    /// Which running transfers are discretionary.
+    private var runningDiscretionary: Set<Int64> = []
+    /// Discretionary transfers waiting for the others to end, oldest first.
+    private var deferred: [Int64] = []
     /// The program holding each session (`attach`), told of its transfers' changes.
     private var subscribers: [String: SessionSubscriber] = [:]
     /// Where finished and partial files are.
@@ -43,7 +47,7 @@ package actor TransferAgent {
         do {
             for entry in try await journal.entries() where entry.phase.isLive {
                 logger.info("resuming transfer \(entry.id) (\(entry.request.url)) from \(entry.bytesOnDisk) bytes")
-                launch(entry.id)
+                launch(entry.id, discretionary: entry.request.isDiscretionary)
             }
         } catch {
             logger.error("cannot read the journal: \(error.description)")
@@ -51,7 +55,7 @@ package actor TransferAgent {
     }
 
     /// Seconds since the agent last had a transfer running; 0 while one runs.
-    package var idleSeconds: Double { running.isEmpty ? Date().timeIntervalSince(idleSince) : 0 }
+    package var idleSeconds: Double { running.isEmpty && deferred.isEmpty ? Date().timeIntervalSince(idleSince) : 0 }
 
     package func handle(_ request: AgentRequest) async -> AgentReply {
         switch request {
@@ -69,7 +73,7 @@ package actor TransferAgent {
                 let entry = try await journal.add(
                     session: session, task: task, kind: kind, request: request, destination: destination)
                 logger.info("transfer \(entry.id): \(kind.rawValue) of \(request.url) for session \(session)")
-                launch(entry.id)
+                launch(entry.id, discretionary: request.isDiscretionary)
                 return .started(id: entry.id)
             } catch {
                 return .refused(error.description)
@@ -125,6 +129,9 @@ package actor TransferAgent {
 
     private func cancel(_ id: Int64) async -> AgentReply {
         running.removeValue(forKey: id)?.cancel()
+        runningDiscretionary.remove(id)
+        deferred.removeAll { $0 == id }
+        launchDeferredIfAlone()
         if running.isEmpty { idleSince = Date() }
         do {
             guard let entry = try await journal.entry(id: id) else { return .refused("no transfer \(id)") }
@@ -150,6 +157,14 @@ package actor TransferAgent {
         } catch {
             return .refused(error.description)
         }
+    }
+
+    /// Discretionary transfers start once only discretionary ones run.
+    private func launchDeferredIfAlone() {
+        guard running.count == runningDiscretionary.count else { return }
+        let waiting = deferred
+        deferred = []
+        for id in waiting { launch(id, discretionary: true) }
     }
 
     /// Forgets transfers that ended more than `retention` seconds ago and
@@ -187,8 +202,19 @@ package actor TransferAgent {
             head: entry.responseHead, request: entry.request)
     }
 
-    private func launch(_ id: Int64) {
+    /// Starts transfer `id`; a discretionary one waits while any other
+    /// transfer runs (its priority is lower: it takes the network only
+    /// when nothing else wants it), and starts when the last one ends.
+    private func launch(_ id: Int64, discretionary: Bool) {
         guard running[id] == nil else { return }
+        if discretionary {
+            guard running.count == runningDiscretionary.count else {
+                if !deferred.contains(id) { deferred.append(id) }
+                logger.info("transfer \(id) is discretionary: it waits for the others to end")
+                return
+            }
+            runningDiscretionary.insert(id)
+        }
         let runner = runner
         let logger = logger
         running[id] = Task {
@@ -211,6 +237,8 @@ package actor TransferAgent {
     private func ended(_ id: Int64, _ entry: JournalEntry?) async {
         // A cancel already took it off the list (and told its program).
         guard running.removeValue(forKey: id) != nil else { return }
+        runningDiscretionary.remove(id)
+        launchDeferredIfAlone()
         if running.isEmpty { idleSince = Date() }
         guard let entry else { return }
         switch entry.phase {

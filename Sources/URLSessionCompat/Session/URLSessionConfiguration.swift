@@ -111,6 +111,7 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
                 core.credentialStorage = storage.urlCredentialStorage?.credentialStorage
                 core.responseCache = storage.urlCache?.responseCache
                 core.requestCachePolicy = storage.requestCachePolicy
+                core.isDiscretionary = storage.isDiscretionary
                 return core
             }
         }
@@ -348,6 +349,8 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.waitsForConnectivity] = newValue }
     }
 
+    /// Background sessions: their transfers run only while none of the
+    /// user's other background transfers runs. No effect elsewhere.
     open var isDiscretionary: Bool {
         get { self[\.isDiscretionary] }
         set { self[\.isDiscretionary] = newValue }
