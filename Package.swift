@@ -18,6 +18,9 @@ let package = Package(
         .executable(name: "fetch", targets: ["fetch"]),
         // The background transfer agent, started on demand beside its programs.
         .executable(name: "asyncurlsession-agent", targets: ["asyncurlsession-agent"]),
+        // The agent as a library (`AgentProgram.main()`), for an executable
+        // of your own that runs as the agent (the benchmarks build one).
+        .library(name: "AsyncURLSessionAgent", targets: ["BackgroundAgent"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -99,7 +102,7 @@ let package = Package(
         // The agent program: one per user, started on demand (AgentClient).
         .executableTarget(
             name: "asyncurlsession-agent",
-            dependencies: ["BackgroundAgent", "AgentWire", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["BackgroundAgent"]),
         // Real HTTP/1.1 (+ TLS, HTTP/2) server for tests, the CLI demo and benchmarks.
         .target(
             name: "LoopbackServer",
