@@ -15,7 +15,7 @@ extension LoadSensitiveTests {
             // transfer must wait for it, not buffer the 256 MiB.
             let result = try await runBuiltProduct(
                 "fetch", ["-s", "--limit-rate", "100000000", server.url("/bytes/\(256 << 20)").absoluteString])
-            #expect(result.exitStatus == 0, "\(result.standardError)")
+            #expect(result.status == 0, "\(result.errorText)")
             #expect(result.peakResidentBytes < Self.memoryBound, "peak \(result.peakResidentBytes >> 20) MiB")
         }
     }
@@ -26,7 +26,7 @@ extension LoadSensitiveTests {
             defer { try? FileManager.default.removeItem(at: destination) }
             let result = try await runBuiltProduct(
                 "fetch", ["-s", "-o", destination.path, server.url("/bytes/\(1 << 30)").absoluteString])
-            #expect(result.exitStatus == 0, "\(result.standardError)")
+            #expect(result.status == 0, "\(result.errorText)")
             #expect(result.peakResidentBytes < Self.memoryBound, "peak \(result.peakResidentBytes >> 20) MiB")
             let size = try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? NSNumber
             #expect(size?.intValue == 1 << 30)
@@ -44,7 +44,7 @@ extension LoadSensitiveTests {
             try handle.close()
             let result = try await runBuiltProduct(
                 "fetch", ["-s", "-T", source.path, server.url("/echo").absoluteString])
-            #expect(result.exitStatus == 0, "\(result.standardError)")
+            #expect(result.status == 0, "\(result.errorText)")
             #expect(result.peakResidentBytes < Self.memoryBound, "peak \(result.peakResidentBytes >> 20) MiB")
         }
     }

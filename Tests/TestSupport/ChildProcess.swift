@@ -9,6 +9,8 @@ public struct ChildProcessResult: Sendable {
     public let status: Int32
     public let output: Data
     public let errors: Data
+    /// The child's own peak resident memory in bytes (`measuringPeakMemory`; else 0).
+    public var peakResidentBytes = 0
 
     public var outputText: String { String(decoding: output, as: UTF8.self) }
     public var errorText: String { String(decoding: errors, as: UTF8.self) }
@@ -30,9 +32,16 @@ public enum ChildProcess {
     /// Runs `executable` with `arguments` (argv[0] is added), `input` as its
     /// standard input, and returns when it exits. Cancelling the calling
     /// task sends it SIGTERM.
+    /// - Parameters:
+    ///   - discardingOutput: its standard output goes to /dev/null (a body
+    ///     of hundreds of MiB), not to `output`.
+    ///   - measuringPeakMemory: polls the child's VmHWM until it exits:
+    ///     its own peak, which ru_maxrss is not (on exec Linux folds the old
+    ///     image's peak, this test process's, into the new one's).
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
-        workingDirectory: String? = nil, input: Data = Data()
+        workingDirectory: String? = nil, input: Data = Data(), discardingOutput: Bool = false,
+        measuringPeakMemory: Bool = false
     ) async throws -> ChildProcessResult {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("child-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -45,19 +54,47 @@ public enum ChildProcess {
         try input.write(to: inputFile)
         let pid = try spawn(
             executable, [executable] + arguments, environment: environment, workingDirectory: workingDirectory,
-            input: inputFile.path, output: outputFile.path, errors: errorFile.path)
-        let status: Int32 = await withTaskCancellationHandler {
+            input: inputFile.path, output: discardingOutput ? "/dev/null" : outputFile.path, errors: errorFile.path)
+        let (status, peakKiB): (Int32, Int) = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 // waitpid blocks: on a thread of its own, not the cooperative pool.
-                Thread { continuation.resume(returning: waitForExit(pid)) }.start()
+                Thread {
+                    continuation.resume(returning: measuringPeakMemory ? waitMeasuring(pid) : (waitForExit(pid), 0))
+                }.start()
             }
         } onCancel: {
             kill(pid, SIGTERM)
         }
-        return ChildProcessResult(
+        var result = ChildProcessResult(
             status: status,
-            output: (try? Data(contentsOf: outputFile)) ?? Data(),
+            output: discardingOutput ? Data() : (try? Data(contentsOf: outputFile)) ?? Data(),
             errors: (try? Data(contentsOf: errorFile)) ?? Data())
+        result.peakResidentBytes = peakKiB * 1024
+        return result
+    }
+
+    /// The exit status and the highest VmHWM seen (KiB), polled every 20 ms
+    /// (the peak is exact to within the last 20 ms: VmHWM never decreases).
+    private static func waitMeasuring(_ pid: pid_t) -> (Int32, Int) {
+        var status: Int32 = 0
+        var peakKiB = 0
+        // Bounded by the child, which the test's time limit bounds.
+        while true {
+            let reaped = waitpid(pid, &status, WNOHANG)
+            if reaped == pid { break }
+            if reaped < 0 && errno != EINTR { return (-1, peakKiB) }
+            peakKiB = max(peakKiB, highWaterMarkKiB(of: pid))
+            usleep(20_000)
+        }
+        return ((status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f), peakKiB)
+    }
+
+    private static func highWaterMarkKiB(of pid: pid_t) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            return line.split(separator: " ").compactMap { Int($0) }.first ?? 0
+        }
+        return 0
     }
 
     private static func spawn(
