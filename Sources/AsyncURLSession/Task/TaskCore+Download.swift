@@ -237,14 +237,9 @@ extension TaskCore {
         return result
     }
 
+    /// The network failed, or the disk did (full: free space, then resume).
     private static func canResume(after error: URLError) -> Bool {
-        switch error.code {
-        case .networkConnectionLost, .timedOut, .cannotConnectToHost, .cannotFindHost, .notConnectedToInternet,
-            .cannotWriteToFile, .dnsLookupFailed:
-            return true
-        default:
-            return false
-        }
+        error.code.isTransientNetworkFailure || error.code == .cannotWriteToFile
     }
 
     private func makeResumeData(file: DownloadFile, state: DownloadState, request: URLRequest) -> Data? {

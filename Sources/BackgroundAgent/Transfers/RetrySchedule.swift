@@ -40,14 +40,9 @@ package struct RetrySchedule: Sendable, Equatable {
         return .retry(after: pause)
     }
 
-    /// Errors another attempt can cure: the network, not the request.
+    /// Errors another attempt can cure: the network, not the request (a
+    /// garbled response too: a proxy or a server restarting mid-answer).
     package static func isRetryable(_ error: URLError) -> Bool {
-        switch error.code {
-        case .networkConnectionLost, .timedOut, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed,
-            .notConnectedToInternet, .badServerResponse:
-            return true
-        default:
-            return false
-        }
+        error.code.isTransientNetworkFailure || error.code == .badServerResponse
     }
 }
