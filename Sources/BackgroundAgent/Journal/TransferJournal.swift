@@ -1,5 +1,6 @@
 internal import CSQLite
 import AgentWire
+import AsyncURLSession
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -15,48 +16,30 @@ import Glibc
 /// record; updates in place need no compaction; a damaged file is detected
 /// by SQLite's own checks. The response cache uses it the same way.
 ///
-/// `synchronous=NORMAL`: in WAL mode a commit is in the log file before the
-/// call returns, so a killed process (program or agent) loses nothing; only
-/// a power cut can lose the last commits, which leaves an older state, which
-/// is safe: `bytesOnDisk` is recorded after the partial file was flushed, so
-/// an older record only means resuming from an earlier offset.
+/// `synchronous=NORMAL` (`SQLiteConnection`): a power cut can lose the last
+/// commits, which leaves an older state, which is safe: `bytesOnDisk` is
+/// recorded after the partial file was flushed, so an older record only
+/// means resuming from an earlier offset.
 ///
 /// Not thread-safe: the agent uses it from one actor.
 package final class TransferJournal {
-    private var handle: OpaquePointer?
-    package let url: URL
+    private let database: SQLiteConnection
+    package var url: URL { database.url }
 
     /// Opens (creating it 0600) the journal at `url`, in a folder of ours.
     /// Transfers the journal says were running are `running` still: the
     /// caller resumes them (nothing else can be running after a start).
     package init(at url: URL) throws(JournalError) {
-        self.url = url
-        var info = stat()
-        if lstat(url.path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == getuid() else {
-                throw JournalError("\(url.path) is not a regular file of this user; move it away so the agent can start a journal")
-            }
-            if info.st_mode & 0o077 != 0, chmod(url.path, 0o600) != 0 {
-                throw JournalError("\(url.path) is open to other users and cannot be made private")
-            }
-        } else {
-            // SQLite would create it with the umask's mode; its -wal and -shm
-            // files take this file's mode.
-            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else { throw JournalError("cannot create \(url.path): \(String(cString: strerror(errno)))") }
-            Glibc.close(fd)
+        if let problem = SQLiteConnection.preparePrivateFile(url) {
+            throw JournalError("\(problem); move it away so the agent can start a journal")
         }
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
-        guard sqlite3_open_v2(url.path, &handle, flags, nil) == SQLITE_OK else {
-            let reason = lastError
-            closeDatabase()
-            throw JournalError("cannot open the journal \(url.path): \(reason)")
+        do {
+            database = try SQLiteConnection(at: url, busyTimeoutMilliseconds: 5000)
+        } catch {
+            throw JournalError("cannot open the journal \(url.path): \(error.reason); move it away to start afresh")
         }
-        sqlite3_busy_timeout(handle, 5000)
         do {
             try execute("""
-                PRAGMA journal_mode=WAL;
-                PRAGMA synchronous=NORMAL;
                 CREATE TABLE IF NOT EXISTS transfers (
                     id INTEGER PRIMARY KEY AUTOINCREMENT,
                     session TEXT NOT NULL,
@@ -79,20 +62,17 @@ package final class TransferJournal {
                 """)
             try migrate()
         } catch {
-            closeDatabase()
             throw JournalError("the journal \(url.path) cannot be used: \(error.description); move it away to start afresh")
         }
     }
-
-    deinit { closeDatabase() }
 
     /// Columns added after the first journals were written (version 1: the
     /// final response's head and the failure's code, for reconnecting
     /// programs). A journal of an older agent gains them in one transaction.
     private func migrate() throws(JournalError) {
-        let version = try statement("PRAGMA user_version") { statement throws(JournalError) -> Int32 in
-            guard sqlite3_step(statement) == SQLITE_ROW else { throw JournalError(lastError) }
-            return sqlite3_column_int(statement, 0)
+        let version = try statement("PRAGMA user_version") { statement throws(JournalError) -> Int64 in
+            guard database.step(statement) == true else { throw JournalError(lastError) }
+            return SQLiteConnection.integer(statement, 0) ?? 0
         }
         guard version < 1 else { return }
         try transaction { () throws(JournalError) in
@@ -102,11 +82,6 @@ package final class TransferJournal {
                 PRAGMA user_version = 1;
                 """)
         }
-    }
-
-    private func closeDatabase() {
-        if let handle { sqlite3_close_v2(handle) }
-        handle = nil
     }
 
     // MARK: - Changes
@@ -135,12 +110,12 @@ package final class TransferJournal {
             bind(destination, 7, statement)
             guard sqlite3_step(statement) == SQLITE_DONE else {
                 // SQLITE_CONSTRAINT_UNIQUE, (19 | 8 << 8), a macro Swift does not import.
-                if sqlite3_extended_errcode(handle) == SQLITE_CONSTRAINT | 8 << 8 {
+                if database.lastExtendedErrorCode == SQLITE_CONSTRAINT | 8 << 8 {
                     throw JournalError("session \"\(session)\" already has a task \(task)")
                 }
                 throw JournalError("cannot record the transfer: \(lastError)")
             }
-            return sqlite3_last_insert_rowid(handle)
+            return database.lastInsertedRowID
         }
         guard let entry = try entry(id: id) else { throw JournalError("the transfer just recorded is missing") }
         return entry
@@ -278,69 +253,40 @@ package final class TransferJournal {
                 ? nil : Int(sqlite3_column_int64(statement, 18)))
     }
 
-    // MARK: - SQLite
+    // MARK: - SQLite (the shared connection's plumbing, with this journal's errors)
 
-    private var lastError: String {
-        handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-    }
+    private var lastError: String { database.lastError }
 
     private func execute(_ sql: String) throws(JournalError) {
-        var message: UnsafeMutablePointer<CChar>?
-        guard sqlite3_exec(handle, sql, nil, nil, &message) == SQLITE_OK else {
-            defer { sqlite3_free(message) }
-            throw JournalError(message.map { String(cString: $0) } ?? lastError)
-        }
+        do { try database.execute(sql) } catch { throw JournalError(error.reason) }
     }
 
-    /// `body` inside one transaction: all of it is recorded, or none.
     private func transaction(_ body: () throws(JournalError) -> Void) throws(JournalError) {
-        try execute("BEGIN IMMEDIATE")
-        do {
-            try body()
-            try execute("COMMIT")
-        } catch {
-            try? execute("ROLLBACK")
-            throw error
-        }
+        try database.transaction(JournalError.init, body)
     }
 
     private func statement<T>(_ sql: String, _ body: (OpaquePointer) throws(JournalError) -> T) throws(JournalError) -> T {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw JournalError("cannot prepare a journal statement: \(lastError)")
-        }
-        defer { sqlite3_finalize(statement) }
-        return try body(statement)
+        try database.statement(sql, { JournalError("cannot prepare a journal statement: \($0)") }, body)
     }
 
     private func step(_ statement: OpaquePointer) throws(JournalError) {
-        guard sqlite3_step(statement) == SQLITE_DONE else { throw JournalError("cannot write the journal: \(lastError)") }
+        guard database.step(statement) == false else { throw JournalError("cannot write the journal: \(lastError)") }
     }
 
     private func bind(_ text: String?, _ index: Int32, _ statement: OpaquePointer) {
-        guard let text else {
-            sqlite3_bind_null(statement, index)
-            return
-        }
-        sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+        SQLiteConnection.bind(text, index, statement)
     }
 
     private func bind(_ data: Data, _ index: Int32, _ statement: OpaquePointer) {
-        data.withUnsafeBytes { bytes in
-            var zero: UInt8 = 0
-            let pointer = bytes.baseAddress ?? withUnsafePointer(to: &zero) { UnsafeRawPointer($0) }
-            _ = sqlite3_bind_blob64(statement, index, pointer, sqlite3_uint64(bytes.count), csqlite_transient())
-        }
+        SQLiteConnection.bind(data, index, statement)
     }
 
     private static func text(_ statement: OpaquePointer, _ column: Int32) -> String? {
-        sqlite3_column_text(statement, column).map { String(cString: $0) }
+        SQLiteConnection.text(statement, column)
     }
 
     private static func blob(_ statement: OpaquePointer, _ column: Int32) -> Data {
-        let count = Int(sqlite3_column_bytes(statement, column))
-        guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return Data() }
-        return Data(bytes: bytes, count: count)
+        SQLiteConnection.blob(statement, column)
     }
 }
 

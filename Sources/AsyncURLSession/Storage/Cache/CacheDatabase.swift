@@ -13,8 +13,8 @@ import Glibc
 ///
 /// Not thread-safe: `ResponseCache` uses it from one serial queue only.
 final class CacheDatabase {
-    private var handle: OpaquePointer?
-    let url: URL
+    private let database: SQLiteConnection
+    var url: URL { database.url }
 
     /// A row's metadata; the body is a column of its own.
     struct Record: Codable {
@@ -39,57 +39,22 @@ final class CacheDatabase {
     /// by an empty one (a cache loses nothing it cannot fetch again).
     /// - Returns: the database, and a problem worth reporting if any.
     static func open(at url: URL) -> (CacheDatabase?, String?) {
-        var info = stat()
-        if lstat(url.path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFREG, info.st_uid == getuid() else {
-                return (nil, "\(url.path) is not a regular file of ours; the disk cache is off")
-            }
-            if info.st_mode & 0o077 != 0, chmod(url.path, 0o600) != 0 {
-                return (nil, "\(url.path) is open to other users and cannot be made private; the disk cache is off")
-            }
-        } else if let problem = createPrivateFile(url) {
-            return (nil, problem)
+        if let problem = SQLiteConnection.preparePrivateFile(url) { return (nil, "\(problem); the disk cache is off") }
+        let problem: String
+        do { return (try CacheDatabase(url: url), nil) } catch { problem = error.reason }
+        // Unreadable: start afresh, once.
+        for suffix in ["", "-wal", "-shm"] { unlink(url.path + suffix) }
+        if let again = SQLiteConnection.preparePrivateFile(url) { return (nil, "\(again); the disk cache is off") }
+        do {
+            return (try CacheDatabase(url: url), "the cache database \(url.path) could not be read (\(problem)) and was started afresh")
+        } catch {
+            return (nil, "cannot open the cache database \(url.path): \(error.reason); the disk cache is off")
         }
-        let database = CacheDatabase(url: url)
-        if let problem = database.connect() {
-            database.disconnect()
-            // Unreadable: start afresh, once.
-            for suffix in ["", "-wal", "-shm"] { unlink(url.path + suffix) }
-            if let problem = createPrivateFile(url) { return (nil, problem) }
-            let fresh = CacheDatabase(url: url)
-            if let second = fresh.connect() {
-                fresh.disconnect()
-                return (nil, "cannot open the cache database \(url.path): \(second); the disk cache is off")
-            }
-            return (fresh, "the cache database \(url.path) could not be read (\(problem)) and was started afresh")
-        }
-        return (database, nil)
     }
 
-    /// SQLite would create the file with the umask's mode: it is made 0600
-    /// first (its journal files take the same mode).
-    private static func createPrivateFile(_ url: URL) -> String? {
-        let fd = Glibc.open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else {
-            return "cannot create \(url.path): \(String(cString: strerror(errno))); the disk cache is off"
-        }
-        close(fd)
-        return nil
-    }
-
-    private init(url: URL) {
-        self.url = url
-    }
-
-    deinit { disconnect() }
-
-    private func connect() -> String? {
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW
-        guard sqlite3_open_v2(url.path, &handle, flags, nil) == SQLITE_OK else { return lastError }
-        sqlite3_busy_timeout(handle, 2000)
-        return execute("""
-            PRAGMA journal_mode=WAL;
-            PRAGMA synchronous=NORMAL;
+    private init(url: URL) throws(SQLiteError) {
+        database = try SQLiteConnection(at: url, busyTimeoutMilliseconds: 2000)
+        try database.execute("""
             CREATE TABLE IF NOT EXISTS responses (
                 key TEXT PRIMARY KEY NOT NULL,
                 record BLOB NOT NULL,
@@ -102,56 +67,34 @@ final class CacheDatabase {
             """)
     }
 
-    private func disconnect() {
-        if let handle { sqlite3_close_v2(handle) }
-        handle = nil
-    }
+    // MARK: - SQLite (the shared connection's plumbing, with the cache's errors)
 
-    private var lastError: String {
-        handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-    }
+    private var lastError: String { database.lastError }
 
     private func execute(_ sql: String) -> String? {
-        var message: UnsafeMutablePointer<CChar>?
-        guard sqlite3_exec(handle, sql, nil, nil, &message) == SQLITE_OK else {
-            defer { sqlite3_free(message) }
-            return message.map { String(cString: $0) } ?? lastError
-        }
+        do { try database.execute(sql) } catch { return error.reason }
         return nil
     }
 
     /// Runs `body` with a prepared statement, finalized after.
     private func withStatement<T>(_ sql: String, _ body: (OpaquePointer) throws(CacheDatabaseError) -> T) throws(CacheDatabaseError) -> T {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw CacheDatabaseError(lastError)
-        }
-        defer { sqlite3_finalize(statement) }
-        return try body(statement)
+        try database.statement(sql, CacheDatabaseError.init, body)
     }
 
     private func bind(_ text: String, at index: Int32, in statement: OpaquePointer) {
-        sqlite3_bind_text(statement, index, text, -1, csqlite_transient())
+        SQLiteConnection.bind(text, index, statement)
     }
 
     private func bind(_ data: Data, at index: Int32, in statement: OpaquePointer) {
-        data.withUnsafeBytes { bytes in
-            // A non-nil pointer even for an empty body: nil would bind NULL.
-            var zero: UInt8 = 0
-            let pointer = bytes.baseAddress ?? withUnsafePointer(to: &zero) { UnsafeRawPointer($0) }
-            _ = sqlite3_bind_blob64(statement, index, pointer, sqlite3_uint64(bytes.count), csqlite_transient())
-        }
+        SQLiteConnection.bind(data, index, statement)
     }
 
     private func step(_ statement: OpaquePointer) throws(CacheDatabaseError) {
-        let result = sqlite3_step(statement)
-        guard result == SQLITE_DONE || result == SQLITE_ROW else { throw CacheDatabaseError(lastError) }
+        guard database.step(statement) != nil else { throw CacheDatabaseError(lastError) }
     }
 
     private static func blob(_ statement: OpaquePointer, _ column: Int32) -> Data {
-        let count = Int(sqlite3_column_bytes(statement, column))
-        guard count > 0, let bytes = sqlite3_column_blob(statement, column) else { return Data() }
-        return Data(bytes: bytes, count: count)
+        SQLiteConnection.blob(statement, column)
     }
 
     // MARK: - Rows
