@@ -46,102 +46,46 @@ extension TaskCore {
             guarded.tlsChallengeCount += 1
             return (guarded.hop.request, guarded.hop.credential, guarded.tlsChallengeCount)
         }
-        let port = request.url?.port ?? 443
+        let question = TLSChallengeQuestion(
+            report, url: request.url?.absoluteString, port: request.url?.port ?? 443,
+            exhausted: attempts > Self.maximumTLSChallenges)
+        guard let decision = question.decision else {
+            return act(on: question.unasked, key: question.key, request: request, credential: credential)
+        }
+        decision.core.onSettle { [weak self] answer in
+            self?.act(on: question.meaning(of: answer), key: question.key, request: request, credential: credential)
+        }
         switch report {
-        case .serverTrust(let host, let ders, let verifyError):
-            let trust = ServerTrust(
-                host: host, port: port, certificates: ders.compactMap(TLSCertificate.init(derData:)),
-                verificationResult: verifyError, url: request.url?.absoluteString)
-            offerServerTrust(trust, request: request, credential: credential, exhausted: attempts > Self.maximumTLSChallenges)
-        case .clientCertificate(let host):
-            offerClientCertificate(
-                host: host, port: port, request: request, credential: credential,
-                exhausted: attempts > Self.maximumTLSChallenges)
+        case .serverTrust(let host, _, _): log?.decision("server trust for \(host)", "offered")
+        case .clientCertificate(let host): log?.decision("client certificate for \(host)", "offered")
         }
-    }
-
-    private func offerServerTrust(
-        _ trust: ServerTrust, request: URLRequest, credential hopCredential: HopCredential?, exhausted: Bool
-    ) {
-        let key = TLSChallengeAnswers.key(host: trust.host, port: trust.port)
-        guard let leaf = trust.leaf, !exhausted else {
-            useDefaultTrust(trust, key: key, request: request, credential: hopCredential)
-            return
-        }
-        let decision = ChallengeDecision(
-            protectionSpace: ServerTrustProtectionSpace(trust: trust), proposedCredential: nil,
-            previousFailureCount: 0, failureResponse: nil, serverTrust: trust)
-        decision.core.onSettle { [weak self] answer in
-            guard let self else { return }
-            switch answer {
-            case .useCredential(let answer) where answer.trustedLeafSHA256 == leaf.sha256Fingerprint:
-                let pin = leaf.publicKeyPin
-                guarded.withLock { $0.trustAnswers[key] = .trusted(leafSHA256: leaf.sha256Fingerprint, pin: pin) }
-                context.tlsChallengeAnswers.remember(pin: pin, for: key)
-                startHop(request, credential: hopCredential)
-            case .useCredential, .performDefaultHandling:
-                useDefaultTrust(trust, key: key, request: request, credential: hopCredential)
-            case .cancel, .rejectProtectionSpace:
-                completeWithTransactions(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
-            }
-        }
-        log?.decision("server trust for \(trust.host)", "offered")
         offerDecision(.challenge(decision), decision.core) { handler, task in
             await handler.task(task, didReceive: decision)
         }
     }
 
-    /// Default handling: the task fails with default verification's error,
-    /// or the hop starts again where only verified connections serve it.
-    private func useDefaultTrust(
-        _ trust: ServerTrust, key: String, request: URLRequest, credential: HopCredential?
+    /// The answer's meaning for this task: the hop starts again under it
+    /// (where only connections made under it serve it), or the task ends.
+    private func act(
+        on meaning: TLSChallengeQuestion.Meaning, key: String, request: URLRequest, credential: HopCredential?
     ) {
-        if let error = trust.verificationError {
-            completeWithTransactions(error: error)
-            return
-        }
-        guarded.withLock { $0.trustAnswers[key] = .verified }
-        context.tlsChallengeAnswers.forgetPin(for: key)
-        startHop(request, credential: credential)
-    }
-
-    private func offerClientCertificate(
-        host: String, port: Int, request: URLRequest, credential hopCredential: HopCredential?, exhausted: Bool
-    ) {
-        let key = TLSChallengeAnswers.key(host: host, port: port)
-        let goOnWithout: @Sendable () -> Void = { [weak self] in
-            guard let self else { return }
+        switch meaning {
+        case .trusted(let leafSHA256, let pin):
+            guarded.withLock { $0.trustAnswers[key] = .trusted(leafSHA256: leafSHA256, pin: pin) }
+            context.tlsChallengeAnswers.remember(pin: pin, for: key)
+        case .defaultTrust(let trust):
+            if let error = trust.verificationError { return completeWithTransactions(error: error) }
+            guarded.withLock { $0.trustAnswers[key] = .verified }
+            context.tlsChallengeAnswers.forgetPin(for: key)
+        case .identity(let identity, let persists):
+            guarded.withLock { $0.clientCertificateAnswers[key] = .identity(identity) }
+            if persists { context.tlsChallengeAnswers.remember(identity: identity, for: key) }
+        case .withoutCertificate:
             guarded.withLock { $0.clientCertificateAnswers[key] = .withoutCertificate }
-            startHop(request, credential: hopCredential)
+        case .cancel:
+            return completeWithTransactions(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
         }
-        guard !exhausted else { return goOnWithout() }
-        let space = URLProtectionSpace(
-            host: host, port: port, protocol: "https", realm: nil,
-            authenticationMethod: NSURLAuthenticationMethodClientCertificate)
-        let decision = ChallengeDecision(
-            protectionSpace: space, proposedCredential: nil, previousFailureCount: 0, failureResponse: nil)
-        decision.core.onSettle { [weak self] answer in
-            guard let self else { return }
-            switch answer {
-            case .useCredential(let answer):
-                guard let identity = answer.clientIdentity else { return goOnWithout() }
-                guarded.withLock { $0.clientCertificateAnswers[key] = .identity(identity) }
-                if answer.persistence != .none {
-                    context.tlsChallengeAnswers.remember(identity: identity, for: key)
-                }
-                startHop(request, credential: hopCredential)
-            case .performDefaultHandling, .rejectProtectionSpace:
-                // As Apple: no identity to offer, so none is sent; the server
-                // decides whether that is enough.
-                goOnWithout()
-            case .cancel:
-                completeWithTransactions(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
-            }
-        }
-        log?.decision("client certificate for \(host)", "offered")
-        offerDecision(.challenge(decision), decision.core) { handler, task in
-            await handler.task(task, didReceive: decision)
-        }
+        startHop(request, credential: credential)
     }
 
     // MARK: - Naming a certificate failure

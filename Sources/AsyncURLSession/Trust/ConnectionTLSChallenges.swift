@@ -47,65 +47,34 @@ final class ConnectionTLSChallenges: Sendable {
             state.count += 1
             return (state.handler, state.count)
         }
-        let exhausted = count > TaskCore.maximumTLSChallenges || handler == nil
-        let port = url.port ?? 443
-        let decision: ChallengeDecision
-        switch report {
-        case .serverTrust(let host, let ders, let verifyError):
-            let trust = ServerTrust(
-                host: host, port: port, certificates: ders.compactMap(TLSCertificate.init(derData:)),
-                verificationResult: verifyError, url: url.absoluteString)
-            let key = TLSChallengeAnswers.key(host: host, port: port)
-            let useDefault: @Sendable () -> Void = { [self] in
+        let question = TLSChallengeQuestion(
+            report, url: url.absoluteString, port: url.port ?? 443,
+            exhausted: count > TaskCore.maximumTLSChallenges || handler == nil)
+        let key = question.key
+        let act: @Sendable (TLSChallengeQuestion.Meaning) -> Void = { [self] meaning in
+            switch meaning {
+            case .trusted(let leafSHA256, let pin):
+                state.withLock { $0.trust = .trusted(leafSHA256: leafSHA256, pin: pin) }
+                remembered.remember(pin: pin, for: key)
+                retry()
+            case .defaultTrust(let trust):
                 if let error = trust.verificationError { return fail(error) }
                 state.withLock { $0.trust = .verified }
                 remembered.forgetPin(for: key)
                 retry()
-            }
-            guard let leaf = trust.leaf, !exhausted else { return useDefault() }
-            decision = ChallengeDecision(
-                protectionSpace: ServerTrustProtectionSpace(trust: trust), proposedCredential: nil,
-                previousFailureCount: 0, failureResponse: nil, serverTrust: trust)
-            decision.core.onSettle { [self] answer in
-                switch answer {
-                case .useCredential(let credential) where credential.trustedLeafSHA256 == leaf.sha256Fingerprint:
-                    let pin = leaf.publicKeyPin
-                    state.withLock { $0.trust = .trusted(leafSHA256: leaf.sha256Fingerprint, pin: pin) }
-                    remembered.remember(pin: pin, for: key)
-                    retry()
-                case .useCredential, .performDefaultHandling:
-                    useDefault()
-                case .cancel, .rejectProtectionSpace:
-                    fail(URLError.make(.cancelled, url: url.absoluteString, reason: "cancelled"))
-                }
-            }
-        case .clientCertificate(let host):
-            let key = TLSChallengeAnswers.key(host: host, port: port)
-            let goOnWithout: @Sendable () -> Void = { [self] in
+            case .identity(let identity, let persists):
+                state.withLock { $0.identity = .identity(identity) }
+                if persists { remembered.remember(identity: identity, for: key) }
+                retry()
+            case .withoutCertificate:
                 state.withLock { $0.identity = .withoutCertificate }
                 retry()
-            }
-            guard !exhausted else { return goOnWithout() }
-            decision = ChallengeDecision(
-                protectionSpace: URLProtectionSpace(
-                    host: host, port: port, protocol: "https", realm: nil,
-                    authenticationMethod: NSURLAuthenticationMethodClientCertificate),
-                proposedCredential: nil, previousFailureCount: 0, failureResponse: nil)
-            decision.core.onSettle { [self] answer in
-                switch answer {
-                case .useCredential(let credential):
-                    guard let identity = credential.clientIdentity else { return goOnWithout() }
-                    state.withLock { $0.identity = .identity(identity) }
-                    if credential.persistence != .none { remembered.remember(identity: identity, for: key) }
-                    retry()
-                case .performDefaultHandling, .rejectProtectionSpace:
-                    goOnWithout()
-                case .cancel:
-                    fail(URLError.make(.cancelled, url: url.absoluteString, reason: "cancelled"))
-                }
+            case .cancel:
+                fail(URLError.make(.cancelled, url: url.absoluteString, reason: "cancelled"))
             }
         }
-        guard let handler else { return decision.core.settleWithDefault() }
+        guard let decision = question.decision, let handler else { return act(question.unasked) }
+        decision.core.onSettle { answer in act(question.meaning(of: answer)) }
         Task {
             await handler(decision)
             // A handler that returned without answering chose the default.
