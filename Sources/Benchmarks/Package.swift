@@ -22,6 +22,8 @@ let nioCore = Target.Dependency.product(name: "NIOCore", package: "swift-nio")
 let nioSSL = Target.Dependency.product(name: "NIOSSL", package: "swift-nio-ssl")
 let ours = Target.Dependency.product(name: "AsyncURLSession", package: "AsyncURLSession")
 let oursClassic = Target.Dependency.product(name: "URLSessionCompat", package: "AsyncURLSession")
+/// The background transfer agent as a library (`AgentProgram.main()`), for bench-agent.
+let oursAgent = Target.Dependency.product(name: "AsyncURLSessionAgent", package: "AsyncURLSession")
 /// Session and request setup shared by the clients built on the main package.
 let sessionSetup = Target.Dependency.target(name: "BenchSessionSetup")
 /// The generated OpenAPI client and the workload loop the OpenAPI clients share.
@@ -100,7 +102,8 @@ let package = Package(
                 "BenchClientSupport",
                 "bench-launch",
                 "bench-rawcurl",
-            ] + swiftClients.map { .target(name: $0.name) },
+            ] + swiftClients.map { .target(name: $0.name) }
+                + (includeAsyncURLSession ? [.target(name: "bench-agent")] : []),
             path: "Harness"
         ),
         // Shared by the Swift clients: arguments, result line, limits, pacing.
@@ -127,6 +130,10 @@ let package = Package(
         ),
     ] + clientTargets + (includeAsyncURLSession ? [
         .target(name: "BenchSessionSetup", dependencies: ["BenchClientSupport", ours], path: "Clients/AsyncURLSessionShared"),
+        // The background transfer agent, beside the clients: the background
+        // session of `asyncurlsession-background` (Benchmarks --background)
+        // starts it from there. Not a client: the harness never runs it.
+        .executableTarget(name: "bench-agent", dependencies: [oursAgent], path: "Clients/Agent"),
         // WebSocket echo round trips: our core and classic tasks against
         // SwiftNIO's WebSocket client and FoundationNetworking's.
         .executableTarget(

@@ -3,7 +3,10 @@
 //
 //   --workload W1 --url URL --count N --concurrency C
 //   [--post-bytes B] [--cacert FILE] [--stream] [--consume-rate BYTES_PER_SEC]
-//   [--timeout SECONDS] [--io-executor]
+//   [--timeout SECONDS] [--io-executor] [--download] [--background]
+//
+// --io-executor, --download and --background are for bench-asyncurlsession-*
+// only: the harness passes them to no other client (ClientTable).
 //
 // Parsed by hand: the clients stay small and start fast.
 import Foundation
@@ -24,6 +27,12 @@ public struct ClientArguments: Sendable {
     public var stream = false
     /// AsyncURLSession only: run the requests on `Session.ioExecutor`.
     public var ioExecutor = false
+    /// AsyncURLSession events client only: `session.downloadTask(with:)`,
+    /// the body to a file whose size is counted (W8).
+    public var download = false
+    /// AsyncURLSession events client only: the download in a background
+    /// session, run by a transfer agent of its own (implies `download`).
+    public var background = false
     /// When > 0: read bodies no faster than this (slow consumer, W6).
     public var consumeBytesPerSecond: Double = 0
     /// The client gives up (and reports failure) after this many seconds.
@@ -56,7 +65,7 @@ public struct ClientArguments: Sendable {
         while index < arguments.count {
             let name = arguments[index]
             switch name {
-            case "--stream", "--io-executor":
+            case "--stream", "--io-executor", "--download", "--background":
                 flags.insert(name)
                 index += 1
             case "--workload", "--url", "--count", "--concurrency", "--post-bytes", "--cacert",
@@ -81,6 +90,8 @@ public struct ClientArguments: Sendable {
         result.caCertificatePath = values["--cacert"]
         result.stream = flags.contains("--stream")
         result.ioExecutor = flags.contains("--io-executor")
+        result.background = flags.contains("--background")
+        result.download = result.background || flags.contains("--download")
         result.consumeBytesPerSecond = try number(values["--consume-rate"], name: "--consume-rate", default: 0)
         result.timeoutSeconds = try number(values["--timeout"], name: "--timeout", default: 300)
         return result

@@ -22,6 +22,10 @@ public struct ClientResult: Codable, Sendable {
     public var firstError: String?
     /// Set when the client cannot run this workload; the other counts are 0.
     public var unsupported: String?
+    /// Remarks of the client's own for the table (e.g. the background
+    /// agent's CPU time). nil is left out of the line, so the lines of
+    /// clients that never set it are as before.
+    public var notes: [String]?
 
     public init(client: String, workload: String, api: String) {
         self.client = client
@@ -37,7 +41,7 @@ public struct ClientResult: Codable, Sendable {
         case rssBeforeKiB = "rss_before_kib"
         case httpVersion = "http_version"
         case firstError = "first_error"
-        case unsupported
+        case unsupported, notes
     }
 
     /// Writes the result as one line on stdout.

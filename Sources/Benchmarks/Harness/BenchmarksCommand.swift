@@ -2,6 +2,7 @@
 //   [--quick] [--runs N] [--warmups N] [--only W1,W5] [--clients a,b] [--json out.json] [--strict]
 //   Benchmarks --soak [--soak-requests N] [--soak-minutes M] [--soak-concurrency C] [--soak-interval S]
 //   Benchmarks --openapi [--only ...]   (the OpenAPI transports: W1, W3, W4 by default)
+//   Benchmarks --background [--quick] [--runs N]   (W8: a background download against a foreground one)
 //   Benchmarks --judge out.json   (the targets against an earlier run's report)
 //
 // Sets up a temporary prefix (certificates, files, nginx config), starts nginx
@@ -9,6 +10,15 @@
 // prints a table per workload, then the targets against this run
 // (Targets.swift), and writes the JSON report. nginx and the prefix
 // are removed at the end, on errors and on Ctrl-C.
+//
+// --background runs W8 only (one 1 GiB download to a file; 1 MiB with
+// --quick), with the baseline and two rows of ours: asyncurlsession-download
+// (`session.downloadTask(with:)` in the client process) and
+// asyncurlsession-background (the same in a background session: the
+// transfer runs in a bench-agent process the session starts, one per run).
+// The CPU and peak RSS columns are the client process's only; the agent's
+// CPU time and peak RSS are in the background row's notes, run by run. A
+// default run never includes W8 (`--only W8` selects it).
 import ArgumentParser
 #if canImport(Glibc)
 import Glibc
@@ -31,7 +41,7 @@ struct BenchmarksCommand: ParsableCommand {
     @Option(help: "Warm-up runs per client and workload (default 1; 0 with --quick).")
     var warmups: Int?
 
-    @Option(help: "Only these workloads, comma-separated: W1..W7 or W1-c1, W1-c16, W1-c64.")
+    @Option(help: "Only these workloads, comma-separated: W1..W8 or W1-c1, W1-c16, W1-c64 (W8 only when named, or with --background).")
     var only: String?
 
     @Option(help: "Only these clients, comma-separated (the baseline rawcurl-poll is always kept); NAME=/abs/path adds an extra executable.")
@@ -55,6 +65,9 @@ struct BenchmarksCommand: ParsableCommand {
     @Flag(help: "Compare the OpenAPI transports instead: one generated client on ours, swift-openapi-urlsession's and swift-openapi-async-http-client's, beside the plain clients under them (W1, W3 and W4 unless --only).")
     var openapi = false
 
+    @Flag(help: "Measure a background session's download against a foreground one: W8 (one 1 GiB download to a file) with the baseline, asyncurlsession-download and asyncurlsession-background; the agent's CPU time is in the notes.")
+    var background = false
+
     @Flag(help: "Soak instead of the workloads: sequential GETs, then many in flight for minutes, sampling the client's RSS and descriptors (default client: asyncurlsession-data).")
     var soak = false
 
@@ -73,6 +86,7 @@ struct BenchmarksCommand: ParsableCommand {
     func validate() throws {
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
         if let warmups, warmups < 0 { throw ValidationError("--warmups must be 0 or more") }
+        if background, openapi { throw ValidationError("--background and --openapi are separate runs: give one") }
     }
 
     func run() throws {
@@ -185,7 +199,10 @@ struct BenchmarksCommand: ParsableCommand {
     private func selectedWorkloads() throws -> [Workload] {
         let all = Workload.all(quick: quick)
         guard let only else {
-            return openapi ? all.filter { workload in ClientTable.openAPIWorkloads.contains { workload.matches($0) } } : all
+            if openapi { return all.filter { workload in ClientTable.openAPIWorkloads.contains { workload.matches($0) } } }
+            let backgroundOnly = all.filter { workload in ClientTable.backgroundWorkloads.contains { workload.matches($0) } }
+            // A default run leaves out --background's workload (only named, it runs).
+            return background ? backgroundOnly : all.filter { workload in !backgroundOnly.contains { $0.id == workload.id } }
         }
         let filters = only.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         for filter in filters where !all.contains(where: { $0.matches(filter) }) {
@@ -221,6 +238,9 @@ struct BenchmarksCommand: ParsableCommand {
         if openapi, clients == nil {
             return ClientTable.all.filter { $0.name == ClientTable.baseline || ClientTable.openAPIReferences.contains($0.name) }
                 + ClientTable.openAPI
+        }
+        if background, clients == nil {
+            return ClientTable.all.filter { $0.name == ClientTable.baseline } + ClientTable.background
         }
         guard let clients else { return ClientTable.all }
         let entries = clients.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

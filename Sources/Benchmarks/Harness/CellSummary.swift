@@ -98,6 +98,11 @@ struct CellSummary: Codable, Sendable {
         }
         httpVersion = good.compactMap { $0.result?.httpVersion }.first
         for note in Set(good.flatMap(\.notes)).sorted() { notes.append(note) }
+        // What the client itself reported (the background agent's CPU time),
+        // run by run: the values differ, so they are not merged.
+        for (index, run) in runs.enumerated() where run.status == .ok {
+            for note in run.result?.notes ?? [] { notes.append("run \(index + 1): \(note)") }
+        }
     }
 
     /// Whether a W7 run had (close to) all of its `count` transfers open at

@@ -75,8 +75,26 @@ enum ClientTable {
     /// and 1 MiB bodies both ways.
     static let openAPIWorkloads = ["W1", "W3", "W4"]
 
+    /// A foreground download against a background session's, both through
+    /// the events client (`session.downloadTask(with:)`, the file's size
+    /// counted, the file deleted). The background one's transfer runs in a
+    /// `bench-agent` process of its own, whose CPU time its notes give (the
+    /// CPU column is the client process's only). Not in a default run;
+    /// `--background` runs them beside the baseline (or `--clients` names them).
+    static let background: [ClientSpec] = [
+        ClientSpec(
+            "asyncurlsession-download", "bench-asyncurlsession-events", missingHint: ours, extraArguments: ["--download"]),
+        ClientSpec(
+            "asyncurlsession-background", "bench-asyncurlsession-events", missingHint: ours,
+            extraArguments: ["--background"]),
+    ]
+
+    /// `--background`'s workloads when `--only` is not given, and the ones a
+    /// default run leaves out: one 1 GiB download.
+    static let backgroundWorkloads = ["W8"]
+
     /// Every client a run can name.
-    static var known: [ClientSpec] { all + openAPI }
+    static var known: [ClientSpec] { all + openAPI + background }
 
     /// `NAME=/absolute/path`: an extra client outside the table (an older
     /// build to compare with); nil for a plain name.

@@ -55,6 +55,7 @@ struct Scheduler {
                 + "CPU \(TextFormat.number(record.cpuSeconds, decimals: 2)) s, "
                 + "peak RSS \(TextFormat.number(Double(record.peakRSSKiB) / 1024, decimals: 1)) MiB, "
                 + "wall \(TextFormat.number(record.wallSeconds, decimals: 2)) s"
+                + (record.result?.notes ?? []).map { "; " + $0 }.joined()
         case .unsupported:
             return "\(head) unsupported — \(record.reason ?? "")"
         case .failed:

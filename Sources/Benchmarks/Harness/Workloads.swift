@@ -7,6 +7,7 @@
 //   W5  W1 at concurrency 64 over HTTPS + HTTP/2                     req/s
 //   W6  one 1 GiB GET read by a slow consumer (150 MiB/s, ~7 s)      peak RSS
 //   W7  10,000 slow-drip transfers (4,000 B at 1 KiB/s) at once      KiB per transfer
+//   W8  one 1 GiB download to a file (Benchmarks --background only)  MB/s
 import Foundation
 
 enum MetricKind: String, Codable, Sendable {
@@ -131,6 +132,16 @@ extension Workload {
             // connections, so a warm-up run has nothing to warm; it would add
             // about two minutes (a quarter of W7's time) to a full run.
             defaultWarmups: 0))
+        // Not in a default run (`ClientTable.backgroundWorkloads`): --background
+        // runs it, a foreground download against a background session's, whose
+        // transfer runs in the agent process. The baseline streams the body
+        // and drops it, as for W2.
+        let downloaded: Fixture = quick ? .mib1 : .gib1
+        list.append(Workload(
+            id: "W8", group: "W8", title: "one download of \(downloaded == .mib1 ? "1 MiB" : "1 GiB") to a file, HTTP/1.1",
+            fixture: downloaded, tls: false, count: 1, concurrency: 1, postBytes: 0,
+            stream: true, consumeBytesPerSecond: 0, metric: .megabytesPerSecond,
+            clientTimeout: quick ? 60 : 180))
         return list
     }
 }

@@ -4,18 +4,28 @@
 // the body arrives as `.data` chunks that are counted and dropped (never
 // collected), pacing between chunks for W6: the stream's backpressure should
 // keep memory flat however slow the consumer is.
+//
+// With --download (W8, `Benchmarks --background`): `session.downloadTask(with:)`
+// instead, the body going to a file (Download.swift); with --background the
+// same in a background session, whose transfer runs in an agent process of
+// its own (BackgroundRun.swift). Without either flag nothing here differs.
 import AsyncURLSession
 import BenchClientSupport
 import BenchSessionSetup
 import Foundation
 
 let clientName = "asyncurlsession-events"
-let api = "Session.dataTask(with:).events"
 let arguments = ClientArguments.parseOrExit()
+let api = arguments.background
+    ? "Session.downloadTask(with:).events, background session"
+    : arguments.download ? "Session.downloadTask(with:).events" : "Session.dataTask(with:).events"
 ProcessLimits.raiseFileDescriptorLimit()
 ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
 
-let session = SessionSetup.session(for: arguments)
+// --background: a private agent folder, then the background session (which
+// starts the agent at once, before any request is timed).
+let background = arguments.background ? BackgroundRun.startOrExit(arguments: arguments, client: clientName, api: api) : nil
+let session = background?.session ?? SessionSetup.session(for: arguments)
 let request = SessionSetup.request(for: arguments)
 let expectedStatus = arguments.expectedStatus
 let bytesPerSecond = arguments.consumeBytesPerSecond
@@ -60,7 +70,19 @@ let postBytes = arguments.postBytes
     }
 }
 
-let result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
-    await perform()
+var result: ClientResult
+if arguments.download {
+    result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
+        await Download.perform(session: session, request: request, expectedStatus: expectedStatus, httpVersion: httpVersion)
+    }
+} else {
+    result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
+        await perform()
+    }
+}
+if let background {
+    // The agent's CPU is not in the harness's CPU column (this process's own).
+    result.notes = [background.agentNote()]
+    background.stop()
 }
 result.printAndExit()
