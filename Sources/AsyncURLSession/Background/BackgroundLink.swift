@@ -8,7 +8,8 @@ import Glibc
 /// A background session's hold on its identifier at the transfer agent.
 ///
 /// Made with the session, it attaches at once (starting the agent when
-/// none runs; a few milliseconds, bounded at about 5 s): the agent then
+/// none runs; a few milliseconds; bounded: 5 s for a new agent to listen,
+/// 15 s for its answer): the agent then
 /// refuses the identifier to any other program, tells which transfers an
 /// earlier program left, and sends an update whenever one of the session's
 /// transfers changes. A thread of its own reads those (blocking reads; the

@@ -31,8 +31,8 @@ public actor Session {
     ///
     /// A background configuration (`SessionConfiguration.background(identifier:)`)
     /// attaches to the transfer agent here, starting it when none runs (a
-    /// few milliseconds; at most about 5 s): the tasks an earlier program
-    /// left come as `backgroundEvents`.
+    /// few milliseconds; bounded: 5 s for a new agent to listen, 15 s for its
+    /// answer): the tasks an earlier program left come as `backgroundEvents`.
     public init(configuration: SessionConfiguration = .default, delegate: (any SessionTaskDelegate)? = nil) {
         self.init(context: SessionContext(configuration: configuration, delegate: delegate, isShared: false))
         if context.background != nil { reconnectBackgroundTasks() }
