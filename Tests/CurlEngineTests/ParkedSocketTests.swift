@@ -100,21 +100,62 @@ import Testing
         let number = old[0]
         first.watch(socket: number, what: pollIn, registered: nil)
         first.watch(socket: number, what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
-        // libcurl closes the parked connection: no callback.
-        close(old[0])
-        close(old[1])
-        // The next socket gets the lowest free number: the same one.
-        var new: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &new) == 0)
-        defer { new.forEach { close($0) } }
-        try #require(new[0] == number || new[1] == number, "the kernel gave another number")
-        let reused = new[0] == number ? new[0] : new[1]
-        let peer = new[0] == number ? new[1] : new[0]
+        // libcurl closes the parked connection (no callback), and the number
+        // goes to a new socket: dup2 does both at once, so no other test's
+        // socket can take the number in between.
+        let (reused, peer) = try Self.reuseNumber(of: old)
+        defer { close(reused); close(peer) }
         second.watch(socket: reused, what: pollIn, registered: nil)
 
         // The stale event of the first session's old socket.
         #expect(!first.parkedSocketBecameReady(number), "the first session still counted the number as its own")
         #expect(write(peer, "x", 1) == 1)
         #expect(readyCount(epollFD) == 1, "the new socket's epoll entry was deleted")
+    }
+
+    /// As above, but the number's new socket is a raw stream's, which
+    /// libcurl may never have asked to watch (a connect that completed at
+    /// once): taking it for the stream must claim the number all the same.
+    @Test func aNumberParkedByOneSession_andTakenForAnotherSessionsStream_keepsTheStreamsEntry() throws {
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        #expect(epollFD >= 0)
+        defer { close(epollFD) }
+        let claims = ParkedSocketClaims()
+        let options = EngineSessionOptions(maximumConnectionsPerHost: 0)
+        let first = try #require(MultiSession(
+            id: EngineSessionID(serial: 1, shardCount: 1), tag: 1, epollFD: epollFD, claims: claims, options: options))
+        defer { first.close() }
+        let second = try #require(MultiSession(
+            id: EngineSessionID(serial: 2, shardCount: 1), tag: 2, epollFD: epollFD, claims: claims, options: options))
+        defer { second.close() }
+
+        var old: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &old) == 0)
+        let number = old[0]
+        first.watch(socket: number, what: pollIn, registered: nil)
+        first.watch(socket: number, what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        // libcurl closes the parked connection (no callback), and the number
+        // goes to a new socket: dup2 does both at once, so no other test's
+        // socket can take the number in between.
+        let (reused, peer) = try Self.reuseNumber(of: old)
+        defer { close(reused); close(peer) }
+        // Taken for a stream without a watch: the engine adds it under the stream's tag.
+        second.releaseSocket(reused)
+        #expect(ccurl_epoll_ctl(epollFD, EPOLL_CTL_ADD, reused, EPOLLIN.rawValue, 7) == 0)
+
+        #expect(!first.parkedSocketBecameReady(number), "the first session still counted the number as its own")
+        #expect(write(peer, "x", 1) == 1)
+        #expect(readyCount(epollFD) == 1, "the stream's epoll entry was deleted")
+    }
+
+    /// Closes the socket pair `old` and puts a new socket under `old[0]`'s
+    /// number at once (dup2); returns that number and the new socket's peer.
+    private static func reuseNumber(of old: [Int32]) throws -> (reused: Int32, peer: Int32) {
+        var new: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &new) == 0)
+        try #require(dup2(new[0], old[0]) == old[0])
+        close(new[0])
+        close(old[1])
+        return (old[0], new[1])
     }
 }

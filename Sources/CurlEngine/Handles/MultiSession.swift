@@ -118,8 +118,14 @@ final class MultiSession {
 
     /// A connect-only transfer's socket becomes a raw stream's: libcurl no
     /// longer drives it, and the session stops tracking it (parked or
-    /// watched), so its epoll entry can carry the stream's tag.
+    /// watched), so its epoll entry can carry the stream's tag. The number
+    /// may still be parked by another session: libcurl need never have asked
+    /// to watch this socket (a connect that completes at once), so `watch`
+    /// may not have claimed it; a stale event of the other session's old
+    /// socket would then delete the stream's entry (a classic stream test
+    /// heard nothing for 10 s, once in about eight full runs).
     func releaseSocket(_ socket: Int32) {
+        claims.claimAnew(socket, by: self)
         if parkedSockets.remove(socket) != nil { claims.unpark(socket, by: self) }
         watchedSockets[socket] = nil
     }
