@@ -119,12 +119,21 @@ package actor TransferAgent {
         }
     }
 
-    /// Tells the program holding `id`'s session how it is now.
-    private func notify(_ id: Int64) async {
+    /// Tells the program holding `id`'s session how it is now: as the
+    /// journal says, with the bytes received so far while it runs (the
+    /// journal records them durably, and so more seldom).
+    private func notify(_ id: Int64, after event: DownloadRunner.Event? = nil) async {
         guard !subscribers.isEmpty, let entry = try? await journal.entry(id: id),
             let subscriber = subscribers[entry.session]
         else { return }
-        subscriber.post(Self.status(entry))
+        var status = Self.status(entry)
+        // Only while running: these notices run in no set order, and an
+        // ended transfer's figures are the journal's.
+        if case .progress(let received, let expected)? = event, entry.phase == .running {
+            status.bytesOnDisk = max(received, entry.bytesOnDisk)
+            status.expectedBytes = expected
+        }
+        subscriber.post(status)
     }
 
     private func cancel(_ id: Int64) async -> AgentReply {
@@ -224,7 +233,7 @@ package actor TransferAgent {
                     if case .retrying(let code, let pause) = event {
                         logger.notice("transfer \(id): network error \(code.rawValue), retrying in \(pause) s")
                     }
-                    Task { await self.notify(id) }
+                    Task { await self.notify(id, after: event) }
                 }
             } catch {
                 logger.error("transfer \(id): \(error)")

@@ -20,7 +20,10 @@ package struct DownloadRunner: Sendable {
     package enum Event: Sendable, Equatable {
         /// The body continues at `offset` (0: the server sent it whole again).
         case resumed(offset: Int64)
-        case progress(bytesOnDisk: Int64, expectedBytes: Int64)
+        /// Bytes received so far (on disk or about to be: what a progress
+        /// bar shows), every `recordEvery` bytes, however seldom they are
+        /// made durable and recorded.
+        case progress(received: Int64, expectedBytes: Int64)
         /// The attempt failed with a network error; another follows after `pause` seconds.
         case retrying(URLError.Code, pause: Double)
     }
@@ -110,6 +113,7 @@ package struct DownloadRunner: Sendable {
             try await withTaskCancellationHandler {
                 task.resume()
                 var unrecorded: Int64 = 0
+                var unreported: Int64 = 0
                 for try await event in task.events {
                     switch event {
                     case .response(let response, _):
@@ -132,11 +136,15 @@ package struct DownloadRunner: Sendable {
                     case .data(let data):
                         try file.append(data)
                         unrecorded += Int64(data.count)
+                        unreported += Int64(data.count)
                         if unrecorded >= max(recordEvery, file.flushed / 8) {
                             unrecorded = 0
                             try file.flush()
                             try await record(entry.id, file, expected, validator)
-                            events(.progress(bytesOnDisk: file.flushed, expectedBytes: expected))
+                        }
+                        if unreported >= recordEvery {
+                            unreported = 0
+                            events(.progress(received: file.length, expectedBytes: expected))
                         }
                     default:
                         break
@@ -147,7 +155,7 @@ package struct DownloadRunner: Sendable {
             }
             try file.flush()
             try await record(entry.id, file, file.length, validator)
-            events(.progress(bytesOnDisk: file.flushed, expectedBytes: file.length))
+            events(.progress(received: file.flushed, expectedBytes: file.length))
             let finished = folder.appendingPathComponent("\(entry.id).download")
             guard rename(partialURL.path, finished.path) == 0 else {
                 return .failure(.file("cannot move the download to \(finished.path): \(String(cString: strerror(errno)))"))
