@@ -21,8 +21,8 @@ package struct DownloadRunner: Sendable {
         /// The body continues at `offset` (0: the server sent it whole again).
         case resumed(offset: Int64)
         /// Bytes received so far (on disk or about to be: what a progress
-        /// bar shows), every `recordEvery` bytes, however seldom they are
-        /// made durable and recorded.
+        /// bar shows), after `recordEvery` bytes and at most ten times a
+        /// second, however seldom they are made durable and recorded.
         case progress(received: Int64, expectedBytes: Int64)
         /// The attempt failed with a network error; another follows after `pause` seconds.
         case retrying(URLError.Code, pause: Double)
@@ -114,6 +114,11 @@ package struct DownloadRunner: Sendable {
                 task.resume()
                 var unrecorded: Int64 = 0
                 var unreported: Int64 = 0
+                // Each report is a message to the program: every mebibyte
+                // of a fast download was a thousand per GiB, and put the
+                // agent's CPU up by half. The first mebibyte is reported at
+                // once (a transfer that stalls early still shows it).
+                var reportedAt = -Double.infinity
                 for try await event in task.events {
                     switch event {
                     case .response(let response, _):
@@ -142,8 +147,9 @@ package struct DownloadRunner: Sendable {
                             try file.flush()
                             try await record(entry.id, file, expected, validator)
                         }
-                        if unreported >= recordEvery {
+                        if unreported >= recordEvery, ProcessInfo.processInfo.systemUptime - reportedAt >= 0.1 {
                             unreported = 0
+                            reportedAt = ProcessInfo.processInfo.systemUptime
                             events(.progress(received: file.length, expectedBytes: expected))
                         }
                     default:
