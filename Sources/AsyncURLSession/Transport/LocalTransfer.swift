@@ -204,21 +204,11 @@ final class LocalTransfer: Sendable {
     }
 
     func offer(_ piece: Data) async throws(URLError) {
-        while true {
-            try await proceed()
-            state.withLock { $0.resumeRequested = false }
-            let verdict = piece.withUnsafeBytes { delegate.transferDidReceiveBody($0, of: id) }
-            switch verdict {
-            case .accepted:
-                noteActivity()
-                return
-            case .abort(let error):
-                state.withLock { state in
-                    if state.stopped == nil { state.stopped = error }
-                }
-                throw error
-            case .pause:
-                await heldBack { $0.resumeRequested || $0.stopped != nil }
+        try await untilTaken { () -> Offered<Void> in
+            switch piece.withUnsafeBytes({ delegate.transferDidReceiveBody($0, of: id) }) {
+            case .accepted: return .taken(())
+            case .abort(let error): return .abort(error)
+            case .pause: return .pause
             }
         }
     }
@@ -227,19 +217,41 @@ final class LocalTransfer: Sendable {
     /// (false: the caller delivers its bytes instead).
     func offerFile(_ url: URL, length: Int64) async throws(URLError) -> Bool {
         guard let task = delegate as? TaskCore else { return false }
-        while true {
-            try await proceed()
-            state.withLock { $0.resumeRequested = false }
+        let adopted = try await untilTaken { () -> Offered<DownloadFile?> in
             switch task.adoptDownloadBody(url, length: length, id: id) {
             case .adopted(let file, let wake):
                 wake?.run(by: task)
-                // Moved before the responder returns (and its writer may
-                // remove what is left of the source).
-                await withCheckedContinuation { continuation in file.flush { _ in continuation.resume() } }
+                return .taken(file)
+            case .notAdoptable: return .taken(nil)
+            case .abort(let error): return .abort(error)
+            case .pause: return .pause
+            }
+        }
+        guard let adopted else { return false }
+        // Moved before the responder returns (and its writer may remove
+        // what is left of the source).
+        await withCheckedContinuation { continuation in adopted.flush { _ in continuation.resume() } }
+        return true
+    }
+
+    /// What the task did with something offered.
+    private enum Offered<Value> {
+        case taken(Value)
+        /// Held back (paused): offered again after `resumeReceiving`.
+        case pause
+        case abort(URLError)
+    }
+
+    /// Offers with `attempt` until the task takes it, waiting while it is
+    /// suspended or holds bodies back; a refusal stops the hop.
+    private func untilTaken<Value>(_ attempt: () -> Offered<Value>) async throws(URLError) -> Value {
+        while true {
+            try await proceed()
+            state.withLock { $0.resumeRequested = false }
+            switch attempt() {
+            case .taken(let value):
                 noteActivity()
-                return true
-            case .notAdoptable:
-                return false
+                return value
             case .abort(let error):
                 state.withLock { state in
                     if state.stopped == nil { state.stopped = error }
