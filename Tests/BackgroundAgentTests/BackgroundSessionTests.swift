@@ -67,6 +67,27 @@ import Glibc
         return -1
     }
 
+    /// As programs write it: the session and the task made inline, resumed,
+    /// never held. The transfer runs to its end in the agent (not cancelled
+    /// when the task's last reference goes, as a foreground task would be).
+    @Test func aTaskNobodyHolds_runsToItsEnd() async throws {
+        try await withServer(timeLimit: 90) { server in
+            let sandbox = try AgentSandbox()
+            defer { sandbox.remove() }
+            defer { sandbox.stopAgent() }
+            Session(configuration: sandbox.configuration("unheld")).downloadTask(with: server.url("/range/2000000")).resume()
+            let log = sandbox.folder.appendingPathComponent("agent.log")
+            var text = ""
+            // Bounded: the agent logs the end within a moment on loopback.
+            for _ in 0..<Int(300 * testTimeScale) where !text.contains("finished") && !text.contains("cancelled") {
+                try await Task.sleep(nanoseconds: 50_000_000)
+                text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+            }
+            #expect(text.contains("transfer 1 finished: 2000000 bytes"), "\(text)")
+            #expect(!text.contains("cancelled"), "\(text)")
+        }
+    }
+
     @Test func aSecondLiveSessionWithTheSameIdentifier_isRefusedSayingWhoHoldsIt() async throws {
         let sandbox = try AgentSandbox()
         defer { sandbox.remove() }

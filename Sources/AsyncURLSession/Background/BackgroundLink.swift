@@ -153,6 +153,22 @@ final class BackgroundLink: Sendable {
     var reconnectedTasks: [SessionTask] { reconnectedTaskList.withLock { $0 } }
     private let reconnectedTaskList = Mutex<[SessionTask]>([])
 
+    /// Every task of the session until it completes: a background transfer
+    /// goes on when nobody holds its task (a task dropped elsewhere is
+    /// cancelled, which here would cancel the agent's transfer).
+    private let heldTasks = Mutex<[Int: SessionTask]>([:])
+
+    func hold(_ task: SessionTask) {
+        heldTasks.withLock { $0[task.taskIdentifier] = task }
+    }
+
+    /// Task `identifier` completed: let it go.
+    func release(task identifier: Int) {
+        // Out of the lock: the task may end here (its deinit runs then).
+        let task = heldTasks.withLock { $0.removeValue(forKey: identifier) }
+        _ = task
+    }
+
     /// Reconnected tasks whose transfer had ended before this program came.
     var endedWhileAway: Set<Int> { endedWhileAwayList.withLock { $0 } }
     private let endedWhileAwayList = Mutex<Set<Int>>([])

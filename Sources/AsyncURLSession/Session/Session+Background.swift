@@ -50,6 +50,7 @@ extension Session {
                     resumeFrom: nil, refusal: nil)
             }) else { continue }
             let task = SessionTask(core: core)
+            link.hold(task)
             link.reconnected(task, to: status)
             made.append(task)
         }

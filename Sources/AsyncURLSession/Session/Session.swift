@@ -131,7 +131,9 @@ public actor Session {
                 identifier: $0, context: context, request: request, delegate: delegate, kind: kind, upload: upload,
                 resumeFrom: resumeFrom, refusal: refusal)
         }) {
-            return SessionTask(core: core)
+            let task = SessionTask(core: core)
+            context.background?.hold(task)
+            return task
         }
         // Invalidated: a task that fails at once with a clear error.
         let invalidated = URLError(.cancelled, userInfo: [

@@ -128,6 +128,7 @@ final class SessionContext: Sendable {
     }
 
     func unregister(_ identifier: Int) {
+        background?.release(task: identifier)
         let closeNow = table.withLock { table -> Bool in
             table.live[identifier] = nil
             if case .afterRunningTasks = table.invalidation, table.isIdle {
