@@ -138,6 +138,63 @@ import Testing
         #expect(cache.cachedResponse(for: response("/n0").1) == nil)
     }
 
+    // Stores are written behind in batches (`CacheDiskStore`): what
+    // reaches the file must still be what was asked for last.
+
+    private func response(_ path: String, filledWith byte: UInt8) -> (CachedResponse, URLRequest) {
+        let url = URL(string: "http://example.test\(path)")!
+        let http = HTTPURLResponse(
+            url: url, statusCode: 200, httpVersion: "HTTP/1.1", headerFields: ["Cache-Control": "max-age=600"])!
+        return (CachedResponse(response: http, data: Data(repeating: byte, count: 500)), URLRequest(url: url))
+    }
+
+    @Test func disk_manyStoresOfOneURL_leaveTheLastOnDisk() {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = ResponseCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: folder)
+        for byte in UInt8(1)...200 {
+            let (stored, request) = response("/polled", filledWith: byte)
+            first.storeCachedResponse(stored, for: request)
+        }
+        first.flush()
+        let second = ResponseCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: folder)
+        #expect(second.cachedResponse(for: response("/polled", filledWith: 0).1)?.data.first == 200)
+    }
+
+    @Test func disk_aRemoveBetweenStores_keepsTheirOrder() {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = ResponseCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: folder)
+        let (a, request) = response("/x", filledWith: 1)
+        let (b, _) = response("/x", filledWith: 2)
+        let (gone, goneRequest) = response("/gone", filledWith: 3)
+        first.storeCachedResponse(a, for: request)
+        first.storeCachedResponse(gone, for: goneRequest)
+        first.removeCachedResponse(for: request)
+        first.removeCachedResponse(for: goneRequest)
+        first.storeCachedResponse(b, for: request)
+        first.flush()
+        let second = ResponseCache(memoryCapacity: 0, diskCapacity: 1 << 20, directory: folder)
+        #expect(second.cachedResponse(for: request)?.data.first == 2)
+        #expect(second.cachedResponse(for: goneRequest) == nil)
+    }
+
+    @Test func disk_aBurstOfURLs_allReachTheFile() {
+        let folder = temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let first = ResponseCache(memoryCapacity: 0, diskCapacity: 1 << 22, directory: folder)
+        for index in 0..<300 {
+            let (stored, request) = response("/burst\(index)", filledWith: UInt8(index % 250 + 1))
+            first.storeCachedResponse(stored, for: request)
+        }
+        first.flush()
+        let second = ResponseCache(memoryCapacity: 0, diskCapacity: 1 << 22, directory: folder)
+        let missing = (0..<300).filter { index in
+            second.cachedResponse(for: response("/burst\(index)", filledWith: 0).1)?.data.first != UInt8(index % 250 + 1)
+        }
+        #expect(missing.isEmpty, "not on disk: \(missing.prefix(10))")
+    }
+
     @Test func removeCachedResponsesSince_removesOnlyNewerOnes() {
         let cache = ResponseCache(memoryCapacity: 1 << 20)
         let (old, oldRequest) = response("/old")

@@ -112,7 +112,7 @@ extension TaskCore {
     /// Cache-Control without no-store, or Expires, ETag or Last-Modified.
     private static func mayDescribeCaching(_ head: borrowing ResponseHead) -> Bool {
         if let control = head.fields.value(named: "Cache-Control") {
-            return !control.lowercased().contains("no-store")
+            return !control.containsIgnoringASCIICase("no-store")
         }
         return head.fields.count(named: "ETag") > 0 || head.fields.count(named: "Last-Modified") > 0
             || head.fields.count(named: "Expires") > 0

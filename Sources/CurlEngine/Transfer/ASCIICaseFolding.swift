@@ -31,6 +31,32 @@ extension String {
         a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z")
     }
 
+    /// Whether `needle` (lowercase ASCII) occurs anywhere, ASCII case
+    /// ignored. For directive tokens such as "no-store" in a header value:
+    /// Foundation's `lowercased().contains` builds a copy and searches
+    /// through CFString (about 1 µs a response on the engine thread).
+    package func containsIgnoringASCIICase(_ needle: StaticString) -> Bool {
+        let pattern = UnsafeBufferPointer(start: needle.utf8Start, count: needle.utf8CodeUnitCount)
+        guard !pattern.isEmpty else { return true }
+        var text = self
+        return text.withUTF8 { bytes in
+            guard bytes.count >= pattern.count else { return false }
+            for start in 0...(bytes.count - pattern.count) {
+                var index = 0
+                while index < pattern.count, bytes[start + index] | Self.foldBit(bytes[start + index]) == pattern[index] {
+                    index += 1
+                }
+                if index == pattern.count { return true }
+            }
+            return false
+        }
+    }
+
+    /// 0x20 for an uppercase ASCII letter (OR-ing it in lowercases), else 0.
+    private static func foldBit(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? 0x20 : 0
+    }
+
     /// Byte by byte from the start, without building the prefix as a String
     /// first (that copy cost more than the comparison on a URL per request).
     package func hasPrefixIgnoringASCIICase(_ prefix: String) -> Bool {

@@ -132,6 +132,18 @@ final class CacheDatabase {
         }
     }
 
+    /// Stores several rows in one transaction (one WAL commit). A row that
+    /// fails is skipped: a cache loses nothing it cannot fetch again.
+    func store(_ writes: [(key: String, response: CachedResponse, now: Date)]) {
+        guard writes.count > 1 else {
+            if let write = writes.first { try? store(write.response, key: write.key, now: write.now) }
+            return
+        }
+        let transaction = execute("BEGIN") == nil
+        for write in writes { try? store(write.response, key: write.key, now: write.now) }
+        if transaction, execute("COMMIT") != nil { _ = execute("ROLLBACK") }
+    }
+
     /// The stored response for `key`; nil when there is none, or when its
     /// row does not hold together (then it is deleted).
     func load(key: String, now: Date) throws(CacheDatabaseError) -> CachedResponse? {

@@ -186,11 +186,7 @@ public final class ResponseCache: Sendable {
             removeFromDisk(key)
             return
         }
-        let now = Date()
-        let stored = response
-        diskStore.async({ database in
-            try? database.store(stored, key: key, now: now)
-        }, problem: noteProblem)
+        diskStore.store(response, key: key, now: Date(), problem: noteProblem)
         evictDisk()
     }
 
