@@ -72,6 +72,8 @@ var dependencies: [Package.Dependency] = [
     .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     // SHA-256 of echoed bodies in the OpenAPI checks (already in the main package's graph).
     .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+    // The logger of `--feature logging` (already in the main package's graph).
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
 ]
 if includeAsyncURLSession {
     // The main package, two levels up; named so the identity does not depend on
@@ -129,7 +131,10 @@ let package = Package(
             linkerSettings: [.linkedLibrary("curl")]
         ),
     ] + clientTargets + (includeAsyncURLSession ? [
-        .target(name: "BenchSessionSetup", dependencies: ["BenchClientSupport", ours], path: "Clients/AsyncURLSessionShared"),
+        .target(
+            name: "BenchSessionSetup",
+            dependencies: ["BenchClientSupport", ours, .product(name: "Logging", package: "swift-log")],
+            path: "Clients/AsyncURLSessionShared"),
         // The background transfer agent, beside the clients: the background
         // session of `asyncurlsession-background` (Benchmarks --background)
         // starts it from there. Not a client: the harness never runs it.

@@ -4,9 +4,11 @@
 //   --workload W1 --url URL --count N --concurrency C
 //   [--post-bytes B] [--cacert FILE] [--stream] [--consume-rate BYTES_PER_SEC]
 //   [--timeout SECONDS] [--io-executor] [--download] [--background]
+//   [--feature cookies|cache|logging]
 //
 // --io-executor, --download and --background are for bench-asyncurlsession-*
-// only: the harness passes them to no other client (ClientTable).
+// only, --feature for bench-asyncurlsession-data only: the harness passes
+// them to no other client (ClientTable).
 //
 // Parsed by hand: the clients stay small and start fast.
 import Foundation
@@ -33,10 +35,25 @@ public struct ClientArguments: Sendable {
     /// AsyncURLSession events client only: the download in a background
     /// session, run by a transfer agent of its own (implies `download`).
     public var background = false
+    /// AsyncURLSession data client only: the one session feature turned on
+    /// (`Benchmarks --features`); nil for none.
+    public var feature: Feature?
     /// When > 0: read bodies no faster than this (slow consumer, W6).
     public var consumeBytesPerSecond: Double = 0
     /// The client gives up (and reports failure) after this many seconds.
     public var timeoutSeconds: Double = 300
+
+    /// A session feature `--feature` turns on (the rest of the session as
+    /// without it). The harness sends each to an nginx location of its own.
+    public enum Feature: String, CaseIterable, Sendable {
+        /// Responses carry Set-Cookie; a jar in memory stores it, requests send it.
+        case cookies
+        /// Responses are cacheable; a cache in memory and on disk (a
+        /// temporary folder) is offered every one, requests still reload.
+        case cache
+        /// A logger at trace level whose handler counts messages and drops them.
+        case logging
+    }
 
     public var isPost: Bool { postBytes > 0 }
 
@@ -69,7 +86,7 @@ public struct ClientArguments: Sendable {
                 flags.insert(name)
                 index += 1
             case "--workload", "--url", "--count", "--concurrency", "--post-bytes", "--cacert",
-                 "--consume-rate", "--timeout":
+                 "--consume-rate", "--timeout", "--feature":
                 guard index + 1 < arguments.count else {
                     throw UsageError(description: "\(name) needs a value")
                 }
@@ -92,6 +109,13 @@ public struct ClientArguments: Sendable {
         result.ioExecutor = flags.contains("--io-executor")
         result.background = flags.contains("--background")
         result.download = result.background || flags.contains("--download")
+        if let name = values["--feature"] {
+            guard let feature = Feature(rawValue: name) else {
+                let known = Feature.allCases.map(\.rawValue).joined(separator: ", ")
+                throw UsageError(description: "--feature needs one of \(known), got \(name)")
+            }
+            result.feature = feature
+        }
         result.consumeBytesPerSecond = try number(values["--consume-rate"], name: "--consume-rate", default: 0)
         result.timeoutSeconds = try number(values["--timeout"], name: "--timeout", default: 300)
         return result

@@ -3,6 +3,7 @@
 //   Benchmarks --soak [--soak-requests N] [--soak-minutes M] [--soak-concurrency C] [--soak-interval S]
 //   Benchmarks --openapi [--only ...]   (the OpenAPI transports: W1, W3, W4 by default)
 //   Benchmarks --background [--quick] [--runs N]   (W8: a background download against a foreground one)
+//   Benchmarks --features [--quick] [--runs N]   (W1-c64: cookies, cache, logging each on, beside all off)
 //   Benchmarks --judge out.json   (the targets against an earlier run's report)
 //
 // Sets up a temporary prefix (certificates, files, nginx config), starts nginx
@@ -19,6 +20,15 @@
 // The CPU and peak RSS columns are the client process's only; the agent's
 // CPU time and peak RSS are in the background row's notes, run by run. A
 // default run never includes W8 (`--only W8` selects it).
+//
+// --features runs W1-c64 only (or --only's workloads) with the baseline,
+// asyncurlsession-data (every feature off) and the same client with one
+// feature on each: asyncurlsession-data+cookies (a jar in memory, responses
+// from nginx's /cookies/ setting a cookie), +cache (a response cache in
+// memory and on disk in a temporary folder, cacheable responses from
+// /cached/ that every request still reloads) and +logging (a trace-level
+// logger whose handler counts and drops the messages). Each feature client
+// checks after its run that the feature did its work, else the run fails.
 import ArgumentParser
 #if canImport(Glibc)
 import Glibc
@@ -68,6 +78,9 @@ struct BenchmarksCommand: ParsableCommand {
     @Flag(help: "Measure a background session's download against a foreground one: W8 (one 1 GiB download to a file) with the baseline, asyncurlsession-download and asyncurlsession-background; the agent's CPU time is in the notes.")
     var background = false
 
+    @Flag(help: "Measure what the session's features cost when on: W1-c64 (unless --only) with the baseline, asyncurlsession-data, and the same with cookies, a response cache (memory and disk) or trace logging on.")
+    var features = false
+
     @Flag(help: "Soak instead of the workloads: sequential GETs, then many in flight for minutes, sampling the client's RSS and descriptors (default client: asyncurlsession-data).")
     var soak = false
 
@@ -86,7 +99,9 @@ struct BenchmarksCommand: ParsableCommand {
     func validate() throws {
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
         if let warmups, warmups < 0 { throw ValidationError("--warmups must be 0 or more") }
-        if background, openapi { throw ValidationError("--background and --openapi are separate runs: give one") }
+        if [background, openapi, features].filter({ $0 }).count > 1 {
+            throw ValidationError("--background, --openapi and --features are separate runs: give one")
+        }
     }
 
     func run() throws {
@@ -200,6 +215,7 @@ struct BenchmarksCommand: ParsableCommand {
         let all = Workload.all(quick: quick)
         guard let only else {
             if openapi { return all.filter { workload in ClientTable.openAPIWorkloads.contains { workload.matches($0) } } }
+            if features { return all.filter { workload in ClientTable.featureWorkloads.contains { workload.matches($0) } } }
             let backgroundOnly = all.filter { workload in ClientTable.backgroundWorkloads.contains { workload.matches($0) } }
             // A default run leaves out --background's workload (only named, it runs).
             return background ? backgroundOnly : all.filter { workload in !backgroundOnly.contains { $0.id == workload.id } }
@@ -241,6 +257,10 @@ struct BenchmarksCommand: ParsableCommand {
         }
         if background, clients == nil {
             return ClientTable.all.filter { $0.name == ClientTable.baseline } + ClientTable.background
+        }
+        if features, clients == nil {
+            return ClientTable.all.filter { [ClientTable.baseline, ClientTable.featuresReference].contains($0.name) }
+                + ClientTable.features
         }
         guard let clients else { return ClientTable.all }
         let entries = clients.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }

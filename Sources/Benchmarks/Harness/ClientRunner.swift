@@ -56,10 +56,11 @@ struct ClientRunner {
 
     func isBuilt(_ client: ClientSpec) -> Bool { access(executablePath(client), X_OK) == 0 }
 
-    func arguments(for workload: Workload) -> [String] {
+    /// `location`: the client's nginx location in place of /files/ (`ClientSpec.location`).
+    func arguments(for workload: Workload, location: String? = nil) -> [String] {
         var arguments = [
             "--workload", workload.id,
-            "--url", workload.url(ports: server.ports),
+            "--url", workload.url(ports: server.ports, location: location),
             "--count", String(workload.count),
             "--concurrency", String(workload.concurrency),
             "--timeout", String(Int(workload.clientTimeout)),
@@ -88,7 +89,7 @@ struct ClientRunner {
         do {
             exit = try MeasuredLaunch.run(
                 launcher: executablesDirectory + "/bench-launch", executable: executablePath(client),
-                arguments: arguments(for: workload) + client.extraArguments, timeout: workload.clientTimeout + 15,
+                arguments: arguments(for: workload, location: client.location) + client.extraArguments, timeout: workload.clientTimeout + 15,
                 stdoutPath: stem + ".out", stderrPath: stem + ".err", rusagePath: stem + ".rusage")
         } catch {
             record.reason = String(describing: error)

@@ -11,12 +11,19 @@ struct ClientSpec: Sendable {
     let missingHint: String
     /// Passed after the workload's arguments: one executable, two ways to run it.
     let extraArguments: [String]
+    /// The nginx location its GETs of files go to in place of /files/ (the
+    /// same files, other headers: `NginxConfig`); nil for /files/.
+    let location: String?
 
-    init(_ name: String, _ executable: String, missingHint: String = "not built", extraArguments: [String] = []) {
+    init(
+        _ name: String, _ executable: String, missingHint: String = "not built", extraArguments: [String] = [],
+        location: String? = nil
+    ) {
         self.name = name
         self.executable = executable
         self.missingHint = missingHint
         self.extraArguments = extraArguments
+        self.location = location
     }
 }
 
@@ -37,7 +44,7 @@ enum ClientTable {
     /// same copying each body into a buffer of its own, the least a client
     /// that returns whole bodies (`data(for:)`) must do, which the
     /// discarding baseline never pays for.
-    static let references = Set(["rawcurl", "rawcurl-collect"] + openAPI.map(\.name))
+    static let references = Set(["rawcurl", "rawcurl-collect"] + openAPI.map(\.name) + features.map(\.name))
 
     /// Our clients whose API returns the whole body in memory
     /// (`data(for:)`): the peak-RSS targets are about the streaming ones.
@@ -93,8 +100,36 @@ enum ClientTable {
     /// default run leaves out: one 1 GiB download.
     static let backgroundWorkloads = ["W8"]
 
+    /// `asyncurlsession-data` with one session feature turned on
+    /// (`--feature`, see `Clients/AsyncURLSessionShared/SessionFeature.swift`),
+    /// the rest of the session as in `asyncurlsession-data`: a cookie jar in
+    /// memory, with responses that set a cookie (/cookies/); a response
+    /// cache in memory and on disk, with cacheable responses (/cached/) that
+    /// every request still reloads; a logger at trace level whose handler
+    /// counts and drops the messages. Never judged against the targets (they
+    /// are about the plain client). Not in a default run; `--features` runs
+    /// them beside the baseline and the plain client (or `--clients` names them).
+    static let features: [ClientSpec] = [
+        ClientSpec(
+            "asyncurlsession-data+cookies", "bench-asyncurlsession-data", missingHint: ours,
+            extraArguments: ["--feature", "cookies"], location: "/cookies/"),
+        ClientSpec(
+            "asyncurlsession-data+cache", "bench-asyncurlsession-data", missingHint: ours,
+            extraArguments: ["--feature", "cache"], location: "/cached/"),
+        ClientSpec(
+            "asyncurlsession-data+logging", "bench-asyncurlsession-data", missingHint: ours,
+            extraArguments: ["--feature", "logging"]),
+    ]
+
+    /// `--features` runs the feature rows beside this client, the same with
+    /// every feature off.
+    static let featuresReference = "asyncurlsession-data"
+
+    /// `--features`' workloads when `--only` is not given.
+    static let featureWorkloads = ["W1-c64"]
+
     /// Every client a run can name.
-    static var known: [ClientSpec] { all + openAPI + background }
+    static var known: [ClientSpec] { all + openAPI + background + features }
 
     /// `NAME=/absolute/path`: an extra client outside the table (an older
     /// build to compare with); nil for a plain name.

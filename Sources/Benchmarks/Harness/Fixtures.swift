@@ -30,6 +30,9 @@ enum Fixture: String, CaseIterable, Sendable {
 
     var urlPath: String { "/" + rawValue }
 
+    /// The nginx location of the files under `files/`.
+    static let filesLocation = "/files/"
+
     private var isSparse: Bool { size >= 256 << 20 }
 
     func create(under www: String) throws {

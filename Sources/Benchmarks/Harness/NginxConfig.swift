@@ -3,6 +3,10 @@
 //
 // Locations (same on the cleartext and the TLS server):
 //   /files/...  static files (sendfile, open_file_cache, Cache-Control: no-store)
+//   /cookies/.. the same files, each response also setting a cookie
+//               (Set-Cookie: bench=1; Path=/), still no-store (--features)
+//   /cached/... the same files, cacheable: max-age=3600 beside nginx's ETag and
+//               Last-Modified, no no-store (--features)
 //   /drip/...   limit_rate 1k (W7's slow drip)
 //   /sink       POST sink: nginx READS THE WHOLE BODY (proxy_request_buffering on,
 //               body kept in a 2 MiB memory buffer), then asks an internal server
@@ -118,6 +122,15 @@ struct NginxConfig {
         """
                 location /files/ {
                     add_header Cache-Control no-store;
+                }
+                location /cookies/ {
+                    alias \(prefix.www)/files/;
+                    add_header Set-Cookie "bench=1; Path=/";
+                    add_header Cache-Control no-store;
+                }
+                location /cached/ {
+                    alias \(prefix.www)/files/;
+                    add_header Cache-Control "max-age=3600";
                 }
                 location /drip/ {
                     limit_rate 1k;

@@ -115,7 +115,7 @@ struct SoakRun {
         do {
             pid = try ChildProcess.spawn(
                 executable: runner.executablePath(client),
-                arguments: runner.arguments(for: phase.workload) + client.extraArguments,
+                arguments: runner.arguments(for: phase.workload, location: client.location) + client.extraArguments,
                 stdoutPath: stem + ".out", stderrPath: stem + ".err")
         } catch {
             result.failure = String(describing: error)

@@ -64,8 +64,13 @@ struct Workload: Sendable {
     /// CPU per request is shown for workloads with many requests.
     var reportsCPUPerRequest: Bool { count > 1 }
 
-    func url(ports: NginxPorts) -> String {
-        let path = fixture?.urlPath ?? "/sink"
+    /// `location`: an nginx location serving the same files as /files/
+    /// (`NginxConfig`: /cookies/, /cached/) to GET them from instead.
+    func url(ports: NginxPorts, location: String? = nil) -> String {
+        var path = fixture?.urlPath ?? "/sink"
+        if let location, path.hasPrefix(Fixture.filesLocation) {
+            path = location + path.dropFirst(Fixture.filesLocation.count)
+        }
         return tls ? "https://127.0.0.1:\(ports.https)\(path)" : "http://127.0.0.1:\(ports.http)\(path)"
     }
 

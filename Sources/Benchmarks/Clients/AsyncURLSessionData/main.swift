@@ -1,6 +1,9 @@
 // bench-asyncurlsession-data: our library through `session.data(for:)`, from
 // the default executor, or with `--io-executor` from `Session.ioExecutor`
-// (reported as asyncurlsession-io).
+// (reported as asyncurlsession-io), or with `--feature cookies|cache|logging`
+// one session feature turned on (reported as asyncurlsession-data+FEATURE;
+// `SessionFeature` checks after the run that it did its work, else the run
+// fails).
 //
 // Bodies are always collected (that is the call's contract), so a slow consumer
 // (W6, `--consume-rate`) cannot be expressed: reported as unsupported.
@@ -10,8 +13,10 @@ import BenchSessionSetup
 import Foundation
 
 let arguments = ClientArguments.parseOrExit()
-let clientName = arguments.ioExecutor ? "asyncurlsession-io" : "asyncurlsession-data"
-let api = arguments.ioExecutor ? "Session.data(for:) on Session.ioExecutor" : "Session.data(for:)"
+let clientName = (arguments.ioExecutor ? "asyncurlsession-io" : "asyncurlsession-data")
+    + (arguments.feature.map { "+" + $0.rawValue } ?? "")
+let api = (arguments.ioExecutor ? "Session.data(for:) on Session.ioExecutor" : "Session.data(for:)")
+    + (arguments.feature.map { ", \($0.rawValue) on" } ?? "")
 ProcessLimits.raiseFileDescriptorLimit()
 if arguments.consumeBytesPerSecond > 0 {
     ClientResult.unsupported(
@@ -21,7 +26,15 @@ if arguments.consumeBytesPerSecond > 0 {
 }
 ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
 
-let session = SessionSetup.session(for: arguments)
+let feature: SessionFeature?
+do {
+    feature = try arguments.feature.map(SessionFeature.init)
+} catch {
+    FileHandle.standardError.write(Data("cannot set up --feature: \(error)\n".utf8))
+    exit(73)  // EX_CANTCREAT
+}
+
+let session = SessionSetup.session(for: arguments, feature: feature)
 let request = SessionSetup.request(for: arguments)
 let expectedStatus = arguments.expectedStatus
 let postBytes = arguments.postBytes
@@ -45,5 +58,15 @@ func measure() async -> ClientResult {
 
 // `--io-executor`: the requesting code runs on the session's I/O thread, as it
 // would inside `withTaskExecutorPreference(Session.ioExecutor)` in a service.
-let result = arguments.ioExecutor ? await withTaskExecutorPreference(Session.ioExecutor) { await measure() } : await measure()
+var result = arguments.ioExecutor ? await withTaskExecutorPreference(Session.ioExecutor) { await measure() } : await measure()
+if let feature {
+    // After the timed part: the feature must have done its work.
+    if let problem = feature.problem(for: request) {
+        result.errors += 1
+        result.firstError = "--feature \(feature.feature.rawValue) check failed: \(problem)"
+    } else if let messages = feature.logMessages {
+        result.notes = ["\(messages) log messages (\(messages / max(1, result.requests)) per request)"]
+    }
+    feature.removeFiles()
+}
 result.printAndExit()

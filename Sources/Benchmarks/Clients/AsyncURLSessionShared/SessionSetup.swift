@@ -6,12 +6,14 @@ import Foundation
 
 public enum SessionSetup {
     /// A session allowing `concurrency` connections per host, trusting the
-    /// run's CA file when given. Exits 66 when the CA file cannot be read.
-    public static func session(for arguments: ClientArguments) -> Session {
+    /// run's CA file when given, with `feature` (`--feature`) turned on when
+    /// given. Exits 66 when the CA file cannot be read.
+    public static func session(for arguments: ClientArguments, feature: SessionFeature? = nil) -> Session {
         var configuration = SessionConfiguration.default
         configuration.httpMaximumConnectionsPerHost = arguments.concurrency
         configuration.timeoutIntervalForRequest = 60
         configuration.tlsTrustRootsPEM = arguments.caCertificatePEMOrExit()
+        feature?.configure(&configuration)
         return Session(configuration: configuration)
     }
 

@@ -1,0 +1,141 @@
+// `--feature NAME` (Benchmarks --features): one storage or logging feature of
+// the session turned on, the rest of the session as without it, and the check
+// after the run that the feature really did its work.
+//
+//   cookies  a jar of the session's own, in memory (never the user's
+//            cookies.json); nginx's /cookies/ location sets a cookie on every
+//            response, so each response stores it again and each request after
+//            the first sends it.
+//   cache    a ResponseCache in memory and on disk, in a fresh temporary folder
+//            removed at the end; nginx's /cached/ location answers cacheable
+//            responses (ETag, Last-Modified, max-age=3600), and the request
+//            keeps `.reloadIgnoringLocalCacheData`, so every request goes to
+//            nginx and every response is offered to the cache for storing.
+//            (A client killed by its watchdog leaves the folder behind.)
+//   logging  a Logger at trace level (the most verbose the per-task log uses)
+//            whose handler counts the messages and drops them: no I/O, the
+//            cost is the library making its messages.
+import AsyncURLSession
+import BenchClientSupport
+import Foundation
+import Logging
+import Synchronization
+
+public final class SessionFeature: Sendable {
+    public let feature: ClientArguments.Feature
+    private let cookieJar: CookieJar?
+    private let cache: ResponseCache?
+    /// The cache's temporary folder (removed by `removeFiles()`).
+    private let cacheFolder: URL?
+    private let logCounter: LogCounter?
+
+    /// Makes what the feature needs; for `cache`, a fresh 0700 folder in the
+    /// temporary directory.
+    public init(_ feature: ClientArguments.Feature) throws {
+        self.feature = feature
+        switch feature {
+        case .cookies:
+            cookieJar = CookieJar()
+            cache = nil
+            cacheFolder = nil
+            logCounter = nil
+        case .cache:
+            let folder = FileManager.default.temporaryDirectory
+                .appendingPathComponent("bench-cache-\(getpid())-\(UUID().uuidString)", isDirectory: true)
+            try FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+            cookieJar = nil
+            cacheFolder = folder
+            cache = Self.cache(in: folder)
+            logCounter = nil
+        case .logging:
+            cookieJar = nil
+            cache = nil
+            cacheFolder = nil
+            logCounter = LogCounter()
+        }
+    }
+
+    /// The capacities of `ResponseCache.shared` (4 MiB in memory, 20 MiB on disk).
+    private static func cache(in folder: URL) -> ResponseCache {
+        ResponseCache(memoryCapacity: 4 << 20, diskCapacity: 20 << 20, directory: folder)
+    }
+
+    /// Turns the feature on in `configuration`.
+    public func configure(_ configuration: inout SessionConfiguration) {
+        switch feature {
+        case .cookies:
+            configuration.cookieJar = cookieJar
+            configuration.httpShouldSetCookies = true
+        case .cache:
+            configuration.responseCache = cache
+        case .logging:
+            guard let logCounter else { return }
+            var logger = Logger(label: "bench.asyncurlsession") { _ in CountingLogHandler(counter: logCounter) }
+            logger.logLevel = .trace
+            configuration.logger = logger
+        }
+    }
+
+    /// After the run: nil when the feature did its work, else what is wrong.
+    public func problem(for request: URLRequest) -> String? {
+        guard let url = request.url else { return "the request has no URL" }
+        switch feature {
+        case .cookies:
+            guard let cookieJar else { return "no cookie jar" }
+            if cookieJar.cookies(for: url).contains(where: { $0.name == "bench" && $0.value == "1" }) { return nil }
+            return "the jar holds no cookie bench=1 for \(url.absoluteString) (\(cookieJar.cookies.count) cookies in all):"
+                + " nginx's Set-Cookie was not stored"
+        case .cache:
+            guard let cache, let cacheFolder else { return "no response cache" }
+            cache.flush()
+            if let problem = cache.fileProblem { return "the cache's disk half failed: \(problem)" }
+            guard cache.cachedResponse(for: request) != nil else {
+                return "the cache holds no response for \(url.absoluteString): nothing was stored"
+            }
+            // A cache of its own on the same folder finds it on disk too.
+            guard Self.cache(in: cacheFolder).cachedResponse(for: request) != nil else {
+                return "the response is in the cache's memory but not in \(cacheFolder.path)"
+            }
+            return nil
+        case .logging:
+            let messages = logCounter?.count ?? 0
+            return messages > 0 ? nil : "the logger's handler counted no message"
+        }
+    }
+
+    /// Log messages counted (logging only).
+    public var logMessages: Int? { logCounter?.count }
+
+    /// Removes the cache's temporary folder, if any.
+    public func removeFiles() {
+        guard let cacheFolder else { return }
+        try? FileManager.default.removeItem(at: cacheFolder)
+    }
+}
+
+/// Counts log messages, from any thread.
+final class LogCounter: Sendable {
+    private let messages = Atomic<Int>(0)
+
+    func add() { messages.add(1, ordering: .relaxed) }
+
+    var count: Int { messages.load(ordering: .relaxed) }
+}
+
+/// A handler that counts every message it is given and drops it.
+struct CountingLogHandler: LogHandler {
+    let counter: LogCounter
+    var metadata: Logger.Metadata = [:]
+    var metadataProvider: Logger.MetadataProvider?
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        counter.add()
+    }
+}
