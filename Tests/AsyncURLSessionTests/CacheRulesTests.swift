@@ -39,6 +39,20 @@ import Testing
         #expect(control.maxAge == 5)
     }
 
+    @Test func cacheControl_quotedValue_isUnquoted_andTabsAndEscapesHandled() {
+        let control = CacheControl(fields: ["\tS-MAXAGE = \"120\"\t,\tno-cache=\"a\\\",b\", max-age=7,,  ,"])
+        #expect(control.sharedMaxAge == 120)
+        #expect(control.noCache)
+        // The escaped quote kept the comma inside the value: max-age is its own directive.
+        #expect(control.maxAge == 7)
+    }
+
+    @Test func cacheControl_nonASCIIBytes_doNotConfuseTheSplit() {
+        let control = CacheControl(fields: ["x-note=\"caf\u{e9}, d\u{e9}j\u{e0}\", NO-STORE"])
+        #expect(control.noStore)
+        #expect(control.maxAge == nil)
+    }
+
     @Test func cacheControl_maxStaleWithoutValue_acceptsAnyStaleness() {
         #expect(CacheControl(fields: ["max-stale"]).maxStale == Int.max)
     }

@@ -52,41 +52,69 @@ struct CacheControl: Equatable, Sendable {
         return Int(text) ?? Int(Int32.max)
     }
 
-    /// `name[=value]` pairs split at commas outside quoted strings; names lowercased.
+    /// `name[=value]` pairs split at commas outside quoted strings; names
+    /// lowercased (ASCII: directive names are tokens), pieces trimmed of
+    /// spaces and tabs (HTTP's optional whitespace), a quoted value
+    /// unquoted with its backslashes removed.
+    ///
+    /// Bytes, not Characters and Foundation's trimming and lowercasing:
+    /// this runs on the engine thread for every response a cache may store,
+    /// and the Foundation version was about a seventh of the CPU of 1 KiB
+    /// GETs with cacheable responses.
     private static func directives(in field: String) -> [(name: String, value: String?)] {
         var result: [(name: String, value: String?)] = []
-        var current = ""
-        var inQuotes = false
-        var escaped = false
-        func close() {
-            let piece = current.trimmingCharacters(in: .whitespaces)
-            current = ""
-            guard !piece.isEmpty else { return }
-            guard let equals = piece.firstIndex(of: "=") else {
-                result.append((piece.lowercased(), nil))
-                return
+        var field = field
+        field.withUTF8 { bytes in
+            var start = 0
+            var inQuotes = false
+            var escaped = false
+            for index in 0..<bytes.count {
+                let byte = bytes[index]
+                if escaped {
+                    escaped = false
+                } else if inQuotes, byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inQuotes.toggle()
+                } else if byte == UInt8(ascii: ","), !inQuotes {
+                    if let directive = directive(bytes, start..<index) { result.append(directive) }
+                    start = index + 1
+                }
             }
-            let name = piece[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            var value = piece[piece.index(after: equals)...].trimmingCharacters(in: .whitespaces)
-            if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") {
-                value = String(value.dropFirst().dropLast()).replacingOccurrences(of: "\\", with: "")
-            }
-            result.append((name, value))
+            if let directive = directive(bytes, start..<bytes.count) { result.append(directive) }
         }
-        for character in field {
-            if escaped {
-                escaped = false
-            } else if inQuotes, character == "\\" {
-                escaped = true
-            } else if character == "\"" {
-                inQuotes.toggle()
-            } else if character == ",", !inQuotes {
-                close()
-                continue
-            }
-            current.append(character)
-        }
-        close()
         return result
+    }
+
+    /// One comma-separated piece as a directive; nil when it is blank.
+    private static func directive(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>
+    ) -> (name: String, value: String?)? {
+        let piece = trimmed(bytes, range)
+        guard !piece.isEmpty else { return nil }
+        guard let equals = bytes[piece].firstIndex(of: UInt8(ascii: "=")) else {
+            return (lowercasedASCII(bytes, piece), nil)
+        }
+        let name = lowercasedASCII(bytes, trimmed(bytes, piece.lowerBound..<equals))
+        let valueRange = trimmed(bytes, (equals + 1)..<piece.upperBound)
+        if valueRange.count >= 2, bytes[valueRange.lowerBound] == UInt8(ascii: "\""),
+            bytes[valueRange.upperBound - 1] == UInt8(ascii: "\"")
+        {
+            let inner = bytes[(valueRange.lowerBound + 1)..<(valueRange.upperBound - 1)]
+            return (name, String(decoding: inner.lazy.filter { $0 != UInt8(ascii: "\\") }, as: UTF8.self))
+        }
+        return (name, String(decoding: UnsafeBufferPointer(rebasing: bytes[valueRange]), as: UTF8.self))
+    }
+
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int> {
+        var lower = range.lowerBound
+        var upper = range.upperBound
+        while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") { lower += 1 }
+        while upper > lower, bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
+        return lower..<upper
+    }
+
+    private static func lowercasedASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: bytes[range].lazy.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
 }
