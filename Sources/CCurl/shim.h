@@ -81,6 +81,19 @@ static inline CURLcode ccurl_easy_setopt_seek_function(CURL *easy, ccurl_seek_ca
     return curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, callback);
 }
 
+/// Opens a connection's socket (CURLOPT_OPENSOCKETFUNCTION) and closes it
+/// (CURLOPT_CLOSESOCKETFUNCTION): the engine learns which socket numbers
+/// are libcurl's live connections (see ParkedSocketClaims).
+typedef curl_socket_t (*ccurl_opensocket_callback)(void *clientp, curlsocktype purpose, struct curl_sockaddr *address);
+typedef int (*ccurl_closesocket_callback)(void *clientp, curl_socket_t socket);
+
+static inline CURLcode ccurl_easy_setopt_opensocket_function(CURL *easy, ccurl_opensocket_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, callback);
+}
+static inline CURLcode ccurl_easy_setopt_closesocket_function(CURL *easy, ccurl_closesocket_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, callback);
+}
+
 // MARK: - Easy handle information
 
 static inline CURLcode ccurl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {

@@ -148,6 +148,98 @@ import Testing
         #expect(readyCount(epollFD) == 1, "the stream's epoll entry was deleted")
     }
 
+    // A parked connection socket asked for again with the events its entry
+    // has needs no epoll_ctl, but only while the number is still that
+    // socket: `SocketHooks` tell the engine which numbers libcurl opened and
+    // has not closed (`ParkedSocketClaims.opened` / `closing`, called here
+    // as the hooks would).
+
+    private func makeSession(_ epollFD: Int32, claims: ParkedSocketClaims) throws -> MultiSession {
+        try #require(MultiSession(
+            id: EngineSessionID(serial: 1, shardCount: 1), tag: 1, epollFD: epollFD, claims: claims,
+            options: EngineSessionOptions(maximumConnectionsPerHost: 0)))
+    }
+
+    @Test func aLiveParkedSocket_watchedAgainForTheSameEvents_changesNothing_andStillReports() throws {
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        defer { close(epollFD) }
+        let claims = ParkedSocketClaims()
+        let session = try makeSession(epollFD, claims: claims)
+        defer { session.close() }
+        var pair: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        claims.opened(pair[0])
+
+        session.watch(socket: pair[0], what: pollIn, registered: nil)
+        session.watch(socket: pair[0], what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        let changes = session.epollChanges
+        session.watch(socket: pair[0], what: pollIn, registered: nil)
+        #expect(session.epollChanges == changes, "the same events were set again")
+        #expect(write(pair[1], "x", 1) == 1)
+        #expect(readyCount(epollFD) == 1)
+    }
+
+    @Test func aLiveParkedSocket_watchedForOtherEvents_isModified() throws {
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        defer { close(epollFD) }
+        let claims = ParkedSocketClaims()
+        let session = try makeSession(epollFD, claims: claims)
+        defer { session.close() }
+        var pair: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        defer { close(pair[0]); close(pair[1]) }
+        claims.opened(pair[0])
+
+        session.watch(socket: pair[0], what: pollIn, registered: nil)
+        session.watch(socket: pair[0], what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        // Writable at once: reported only if the entry now asks for EPOLLOUT.
+        session.watch(socket: pair[0], what: Int32(CURL_POLL_OUT), registered: nil)
+        #expect(readyCount(epollFD) == 1, "the entry kept the parked events")
+    }
+
+    @Test func aLiveParkedSocket_closedByLibcurl_andItsNumberReopened_isAddedAgain() throws {
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        defer { close(epollFD) }
+        let claims = ParkedSocketClaims()
+        let session = try makeSession(epollFD, claims: claims)
+        defer { session.close() }
+        var old: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &old) == 0)
+        claims.opened(old[0])
+        session.watch(socket: old[0], what: pollIn, registered: nil)
+        session.watch(socket: old[0], what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+
+        // libcurl closes it through the hook, and opens a new connection under the same number.
+        claims.closing(old[0])
+        let (reused, peer) = try Self.reuseNumber(of: old)
+        defer { close(reused); close(peer) }
+        claims.opened(reused)
+        session.watch(socket: reused, what: pollIn, registered: nil)
+        #expect(write(peer, "x", 1) == 1)
+        #expect(readyCount(epollFD) == 1, "the new socket was never added")
+    }
+
+    /// A socket libcurl did not open through the hooks (its resolver's
+    /// socket pair) can be closed without a word and its number reused:
+    /// watched again, it is always set in epoll.
+    @Test func aParkedSocketNotOpenedThroughTheHooks_isSetAgainWhenWatched() throws {
+        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        defer { close(epollFD) }
+        let claims = ParkedSocketClaims()
+        let session = try makeSession(epollFD, claims: claims)
+        defer { session.close() }
+        var old: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &old) == 0)
+        session.watch(socket: old[0], what: pollIn, registered: nil)
+        session.watch(socket: old[0], what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        let (reused, peer) = try Self.reuseNumber(of: old)
+        defer { close(reused); close(peer) }
+        session.watch(socket: reused, what: pollIn, registered: nil)
+        #expect(write(peer, "x", 1) == 1)
+        #expect(readyCount(epollFD) == 1, "the reused number was never added")
+    }
+
     /// Closes the socket pair `old` and puts a new socket under `old[0]`'s
     /// number at once (dup2); returns that number and the new socket's peer.
     private static func reuseNumber(of old: [Int32]) throws -> (reused: Int32, peer: Int32) {

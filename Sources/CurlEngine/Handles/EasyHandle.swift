@@ -25,6 +25,9 @@ final class EasyHandle {
     /// a reset, 0 when unknown (libcurl refused a change).
     @exclusivity(unchecked) var receiveBufferSize = ReceiveBufferSize.libcurlDefault
 
+    /// Whether `SocketHooks` are set (a reset clears them).
+    @exclusivity(unchecked) var socketHooksInstalled = false
+
     /// The response-head buffers the handle's transfers reuse (see `HeadBuffers`).
     @exclusivity(unchecked) var headBuffers = HeadBuffers()
 
@@ -47,6 +50,7 @@ final class EasyHandle {
         curl_easy_reset(raw)
         errorBuffer[0] = 0
         shape = nil
+        socketHooksInstalled = false
         receiveBufferSize = ReceiveBufferSize.libcurlDefault
     }
 

@@ -17,8 +17,11 @@ final class MultiSession {
     /// When libcurl wants `socket_action(TIMEOUT)`, in monotonic nanoseconds.
     @exclusivity(unchecked) var timerDeadline: UInt64?
     @exclusivity(unchecked) var transfers: [TransferID: Transfer] = [:]
-    /// Sockets libcurl stopped watching that are still in the epoll set (see `watch`).
-    @exclusivity(unchecked) private var parkedSockets: Set<Int32> = []
+    /// Sockets libcurl stopped watching that are still in the epoll set
+    /// (see `watch`), with the events their entry there has.
+    @exclusivity(unchecked) private var parkedSockets: [Int32: UInt32] = [:]
+    /// `epoll_ctl` calls made for libcurl's sockets (tests count them).
+    @exclusivity(unchecked) private(set) var epollChanges = 0
     /// Sockets libcurl watches, with the epoll events it asked for.
     @exclusivity(unchecked) private(set) var watchedSockets: [Int32: UInt32] = [:]
     /// While a caller waits inline (`EngineLoop.runInlineWait`), the watched
@@ -65,7 +68,7 @@ final class MultiSession {
 
     /// Frees the handles. Transfers must have been removed already.
     func close() {
-        for socket in parkedSockets { claims.unpark(socket, by: self) }
+        for socket in parkedSockets.keys { claims.unpark(socket, by: self) }
         parkedSockets.removeAll()
         idleHandles.removeAll()
         curl_multi_cleanup(raw)
@@ -84,8 +87,9 @@ final class MultiSession {
                 if idleHandles[index].holdsShape(of: request) { return idleHandles.remove(at: index) }
             }
         }
-        guard let handle = idleHandles.popLast() else { return EasyHandle() }
+        guard let handle = idleHandles.popLast() ?? EasyHandle() else { return nil }
         if handle.holdsAShape { handle.reset() }
+        if !handle.socketHooksInstalled { SocketHooks.install(on: handle, claims: claims) }
         return handle
     }
 
@@ -103,8 +107,9 @@ final class MultiSession {
     /// a level-triggered event cannot repeat; libcurl notices the close when
     /// it next tries the connection. Returns false for a watched socket.
     func parkedSocketBecameReady(_ socket: Int32) -> Bool {
-        guard parkedSockets.remove(socket) != nil else { return false }
+        guard parkedSockets.removeValue(forKey: socket) != nil else { return false }
         claims.unpark(socket, by: self)
+        epollChanges += 1
         _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_DEL, socket, 0, 0)
         return true
     }
@@ -113,7 +118,7 @@ final class MultiSession {
     /// session's socket (`ParkedSocketClaims`): forget it, touching nothing
     /// in epoll (the entry there is the new socket's).
     func forgetParked(_ socket: Int32) {
-        parkedSockets.remove(socket)
+        parkedSockets.removeValue(forKey: socket)
     }
 
     /// A connect-only transfer's socket becomes a raw stream's: libcurl no
@@ -126,7 +131,7 @@ final class MultiSession {
     /// heard nothing for 10 s, once in about eight full runs).
     func releaseSocket(_ socket: Int32) {
         claims.claimAnew(socket, by: self)
-        if parkedSockets.remove(socket) != nil { claims.unpark(socket, by: self) }
+        if parkedSockets.removeValue(forKey: socket) != nil { claims.unpark(socket, by: self) }
         watchedSockets[socket] = nil
     }
 
@@ -142,14 +147,16 @@ final class MultiSession {
             // socket when its transfer ends and asks for it again when the
             // next transfer reuses the connection, a DEL and an ADD per
             // request. An idle socket raises no event, so it stays in the
-            // epoll set until then (one MOD), or until an event shows it is
+            // epoll set until then (no change at all when it asks for the
+            // events the entry has, else one MOD), or until an event shows it is
             // not idle after all (closed by the server), which deletes it
             // (`parkedSocketBecameReady`). A socket libcurl closes leaves the
             // set by itself.
             // Parked while hidden, it stays in the set with no events: an
             // idle socket needs none, and a reset still shows (EPOLLERR and
             // EPOLLHUP are always reported).
-            parkedSockets.insert(socket)
+            // The entry keeps the events it had (none while hidden).
+            parkedSockets[socket] = socketsHidden ? 0 : watchedSockets[socket] ?? Self.unknownEvents
             claims.park(socket, by: self)
             watchedSockets[socket] = nil
             curl_multi_assign(raw, socket, nil)
@@ -162,9 +169,17 @@ final class MultiSession {
         // Level-triggered on purpose: edge-triggered is an open TODO in libcurl.
         // A parked socket is still in the set (unless it was closed and its
         // number reused: then MOD fails and ADD follows).
-        let wasParked = parkedSockets.remove(socket) != nil
+        let parkedEvents = parkedSockets.removeValue(forKey: socket)
+        let wasParked = parkedEvents != nil
         if wasParked {
             claims.unpark(socket, by: self)
+            // The same socket (libcurl has not closed it: `SocketHooks`)
+            // asked for the events its entry already has: nothing to change.
+            // This is the common case, a pooled connection's next request.
+            if parkedEvents == events, !socketsHidden, claims.isLive(socket) {
+                curl_multi_assign(raw, socket, UnsafeMutableRawPointer(bitPattern: 1))
+                return
+            }
         } else if registered == nil {
             // A new socket: the number may still be parked by another session.
             claims.claimAnew(socket, by: self)
@@ -182,6 +197,7 @@ final class MultiSession {
     /// Sets the socket's events with `first`, or with the other verb when
     /// that fails.
     private func addOrModify(_ socket: Int32, events: UInt32, first operation: Int32) {
+        epollChanges += 1
         if ccurl_epoll_ctl(epollFD, operation, socket, events, epollTag(for: socket)) != 0 {
             // The fd may have been recycled behind our back: try the other verb.
             let retry = operation == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD
@@ -204,6 +220,9 @@ final class MultiSession {
         socketsHidden = false
         for (socket, events) in watchedSockets { addOrModify(socket, events: events, first: EPOLL_CTL_MOD) }
     }
+
+    /// A parked entry whose events are not known: it is never skipped.
+    private static let unknownEvents = UInt32.max
 
     fileprivate func setTimer(milliseconds: Int) {
         if milliseconds < 0 {

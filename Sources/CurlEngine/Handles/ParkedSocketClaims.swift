@@ -17,6 +17,29 @@ final class ParkedSocketClaims {
     }
 
     @exclusivity(unchecked) private var owners: [Int32: Owner] = [:]
+    /// Connection sockets libcurl opened through `SocketHooks` and has not
+    /// closed through them: a number here is the very socket that was
+    /// parked under it, not a reuse of the number (see `MultiSession.watch`).
+    @exclusivity(unchecked) private var live: Set<Int32> = []
+
+    /// libcurl opened a connection socket under `socket`: whatever was
+    /// parked under the number before is gone (its socket was closed).
+    func opened(_ socket: Int32) {
+        live.insert(socket)
+        if let owner = owners.removeValue(forKey: socket) { owner.session.forgetParked(socket) }
+    }
+
+    /// libcurl is about to close the connection socket `socket`: it is no
+    /// longer parked anywhere (the close takes it out of epoll).
+    func closing(_ socket: Int32) {
+        live.remove(socket)
+        if let owner = owners.removeValue(forKey: socket) { owner.session.forgetParked(socket) }
+    }
+
+    /// Whether `socket` is a connection socket libcurl opened and has not closed.
+    func isLive(_ socket: Int32) -> Bool {
+        live.contains(socket)
+    }
 
     /// `session` parked `socket` (libcurl stopped watching it, it stays in epoll).
     func park(_ socket: Int32, by session: MultiSession) {
