@@ -1,3 +1,4 @@
+internal import CurlEngine
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -16,19 +17,32 @@ import Synchronization
 ///
 /// Made only when the configuration has a logger: a task without one holds
 /// nil and each log point is one nil check.
+///
+/// Cost: with a logger at trace, a small GET makes four lines, so the lines
+/// are built from bytes (header names folded ASCII-wise, no intermediate
+/// arrays, the seconds from integer milliseconds) and only inside swift-log's
+/// autoclosures, i.e. only when the level lets the line through. Anything
+/// not plain ASCII takes the original String path, so what is redacted never
+/// depends on the fast path.
 struct TaskLog: Sendable {
     let logger: Logger
-    private let sensitive: @Sendable (String) -> Bool
+    /// The configuration's `sensitiveHeaderNames` (lowercased, any names).
+    let sensitiveNames: Set<String>
+    /// Whether `sensitiveNames` holds a name beyond `alwaysRedacted`: when
+    /// not, an ASCII header name is checked against the four fixed names
+    /// alone, with no String made and nothing hashed.
+    let hasExtraSensitiveNames: Bool
 
     private static let nextRequestID = Atomic<Int>(1)
 
     init?(configuration: SessionConfiguration) {
         guard var logger = configuration.logger else { return nil }
         let id = Self.nextRequestID.add(1, ordering: .relaxed).oldValue
-        logger[metadataKey: "request-id"] = "\(id)"
+        logger[metadataKey: "request-id"] = .string(String(id))
         self.logger = logger
-        let extra = configuration.sensitiveHeaderNames
-        sensitive = { name in Self.alwaysRedacted.contains(name) || extra.contains(name) }
+        let names = configuration.sensitiveHeaderNames
+        sensitiveNames = names
+        hasExtraSensitiveNames = !names.isSubset(of: Self.alwaysRedacted)
     }
 
     static let alwaysRedacted: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
@@ -36,59 +50,90 @@ struct TaskLog: Sendable {
 
     // MARK: Lines
 
-    func started(_ request: URLRequest, kind: String) {
+    func started(_ request: URLRequest, kind: TaskKind) {
         logger.debug("task started", metadata: [
-            "kind": "\(kind)", "method": "\(request.httpMethod ?? "GET")", "url": "\(Self.redacted(request.url))",
+            "kind": .string(Self.name(of: kind)), "method": .string(request.httpMethod ?? "GET"),
+            "url": .string(Self.redacted(request.url)),
         ])
     }
 
     func hop(_ method: String, url: String, via source: String, headers: [(name: String, value: String)]) {
         guard logger.logLevel <= .trace else { return }
         logger.trace("hop sent", metadata: [
-            "method": "\(method)", "url": "\(Self.redacted(url))", "via": "\(source)",
+            "method": .string(method), "url": .string(Self.redacted(url)), "via": .string(source),
             "headers": .string(redacted(headers)),
         ])
     }
 
-    func response(status: Int, headers: [(name: String, value: String)]) {
+    func response(status: Int, headers: ResponseHeaderFields) {
         guard logger.logLevel <= .trace else { return }
-        logger.trace("response", metadata: ["status": "\(status)", "headers": .string(redacted(headers))])
+        logger.trace("response", metadata: ["status": .string(String(status)), "headers": .string(redacted(headers))])
     }
 
     func decision(_ kind: String, _ detail: String) {
-        logger.trace("decision", metadata: ["decision": "\(kind)", "detail": "\(detail)"])
+        logger.trace("decision", metadata: ["decision": .string(kind), "detail": .string(detail)])
     }
 
     func ended(error: URLError?, bytesReceived: Int64, seconds: Double) {
+        // Built inside the autoclosure: nothing is made below the level.
+        logger.debug(
+            error == nil ? "task finished" : "task failed",
+            metadata: Self.endMetadata(error: error, bytesReceived: bytesReceived, seconds: seconds))
+    }
+
+    private static func endMetadata(error: URLError?, bytesReceived: Int64, seconds: Double) -> Logger.Metadata {
         var metadata: Logger.Metadata = [
-            "bytes-received": "\(bytesReceived)", "seconds": "\(String(format: "%.3f", seconds))",
+            "bytes-received": .string(String(bytesReceived)), "seconds": .string(Self.formatted(seconds: seconds)),
         ]
         if let error {
-            metadata["error"] = "\(error.code.rawValue)"
-            metadata["reason"] = "\(error.localizedDescription)"
+            metadata["error"] = .string(String(error.code.rawValue))
+            metadata["reason"] = .string(error.localizedDescription)
         }
-        logger.debug(error == nil ? "task finished" : "task failed", metadata: metadata)
+        return metadata
     }
 
-    // MARK: Redaction
-
-    private func redacted(_ headers: [(name: String, value: String)]) -> String {
-        headers.map { name, value in
-            "\(name): \(sensitive(name.lowercased()) ? Self.redactedValue : value)"
-        }.joined(separator: "; ")
+    /// As `"\(kind)"` (the case's name), without the runtime's reflection.
+    static func name(of kind: TaskKind) -> String {
+        switch kind {
+        case .data: "data"
+        case .upload: "upload"
+        case .download: "download"
+        }
     }
 
-    static func redacted(_ url: URL?) -> String {
-        guard let url else { return "-" }
-        return redacted(url.absoluteString)
-    }
-
-    /// The URL with its password (and user) replaced.
-    static func redacted(_ url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url }
-        let rest = url[schemeEnd.upperBound...]
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        guard let at = rest[..<authorityEnd].lastIndex(of: "@") else { return url }
-        return String(url[..<schemeEnd.upperBound]) + redactedValue + String(rest[at...])
+    /// As `String(format: "%.3f", seconds)`, character for character, from
+    /// integer milliseconds: the product by 1000 is corrected by its exact
+    /// rounding error (a fused multiply-add), so a value at or near a half
+    /// millisecond rounds as printf rounds the exact binary value (to
+    /// even on a tie). Beyond 4e12 s (the product's spacing nears a
+    /// millisecond), infinities and NaN go to `String(format:)`.
+    static func formatted(seconds: Double) -> String {
+        let magnitude = seconds.magnitude
+        guard magnitude < 4e12 else { return String(format: "%.3f", seconds) }
+        let product = magnitude * 1000
+        // magnitude * 1000 - product, exactly.
+        let error = (-product).addingProduct(magnitude, 1000)
+        var rounded = product.rounded(.toNearestOrEven)
+        // Exact too: the two are at most half apart. Only a product on a
+        // half can round the wrong way, and its error says which way.
+        let fraction = product - rounded
+        if fraction == 0.5, error > 0 {
+            rounded += 1
+        } else if fraction == -0.5, error < 0 {
+            rounded -= 1
+        }
+        let milliseconds = Int64(rounded)
+        let thousandths = Int(milliseconds % 1000)
+        let tail = String(unsafeUninitializedCapacity: 4) { buffer in
+            buffer[0] = UInt8(ascii: ".")
+            buffer[1] = UInt8(ascii: "0") + UInt8(thousandths / 100)
+            buffer[2] = UInt8(ascii: "0") + UInt8(thousandths / 10 % 10)
+            buffer[3] = UInt8(ascii: "0") + UInt8(thousandths % 10)
+            return 4
+        }
+        var text = seconds.sign == .minus ? "-" : ""
+        text += String(milliseconds / 1000)
+        text += tail
+        return text
     }
 }

@@ -40,7 +40,7 @@ extension TaskCore {
         {
             store.note(policy, from: url)
         }
-        log?.response(status: head.statusCode, headers: Array(head.fields))
+        log?.response(status: head.statusCode, headers: head.fields)
         if usesCache, !cacheReceivedHead(head, url: url, id: id) { return }
         let source = ResponseSource(head: head, url: url)
         let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in

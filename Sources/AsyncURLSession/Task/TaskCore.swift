@@ -234,7 +234,7 @@ final class TaskCore: Sendable {
         let action = guarded.withLock { $0.pipeline.resume() }
         switch action {
         case .startTransfer:
-            log?.started(originalRequest, kind: "\(initialKind)")
+            log?.started(originalRequest, kind: initialKind)
             if let refusal {
                 complete(error: refusal, metrics: nil)
             } else if initialKind == .download {
