@@ -17,9 +17,6 @@ final class MultiSession {
     /// When libcurl wants `socket_action(TIMEOUT)`, in monotonic nanoseconds.
     @exclusivity(unchecked) var timerDeadline: UInt64?
     @exclusivity(unchecked) var transfers: [TransferID: Transfer] = [:]
-    /// Sockets libcurl stopped watching that are still in the epoll set
-    /// (see `watch`), with the events their entry there has.
-    @exclusivity(unchecked) private var parkedSockets: [Int32: UInt32] = [:]
     /// `epoll_ctl` calls made for libcurl's sockets (tests count them).
     @exclusivity(unchecked) private(set) var epollChanges = 0
     /// Sockets libcurl watches, with the epoll events it asked for.
@@ -68,8 +65,7 @@ final class MultiSession {
 
     /// Frees the handles. Transfers must have been removed already.
     func close() {
-        for socket in parkedSockets.keys { claims.unpark(socket, by: self) }
-        parkedSockets.removeAll()
+        claims.releaseAll(of: self)
         idleHandles.removeAll()
         curl_multi_cleanup(raw)
         if let share { curl_share_cleanup(share) }
@@ -107,18 +103,11 @@ final class MultiSession {
     /// a level-triggered event cannot repeat; libcurl notices the close when
     /// it next tries the connection. Returns false for a watched socket.
     func parkedSocketBecameReady(_ socket: Int32) -> Bool {
-        guard parkedSockets.removeValue(forKey: socket) != nil else { return false }
-        claims.unpark(socket, by: self)
+        guard claims.isParked(socket, by: self) else { return false }
+        claims.take(socket, for: self)
         epollChanges += 1
         _ = ccurl_epoll_ctl(epollFD, EPOLL_CTL_DEL, socket, 0, 0)
         return true
-    }
-
-    /// The parked `socket` was closed and its number now belongs to another
-    /// session's socket (`ParkedSocketClaims`): forget it, touching nothing
-    /// in epoll (the entry there is the new socket's).
-    func forgetParked(_ socket: Int32) {
-        parkedSockets.removeValue(forKey: socket)
     }
 
     /// A connect-only transfer's socket becomes a raw stream's: libcurl no
@@ -130,8 +119,7 @@ final class MultiSession {
     /// socket would then delete the stream's entry (a classic stream test
     /// heard nothing for 10 s, once in about eight full runs).
     func releaseSocket(_ socket: Int32) {
-        claims.claimAnew(socket, by: self)
-        if parkedSockets.removeValue(forKey: socket) != nil { claims.unpark(socket, by: self) }
+        claims.take(socket, for: self)
         watchedSockets[socket] = nil
     }
 
@@ -156,8 +144,7 @@ final class MultiSession {
             // idle socket needs none, and a reset still shows (EPOLLERR and
             // EPOLLHUP are always reported).
             // The entry keeps the events it had (none while hidden).
-            parkedSockets[socket] = socketsHidden ? 0 : watchedSockets[socket] ?? Self.unknownEvents
-            claims.park(socket, by: self)
+            claims.park(socket, by: self, events: socketsHidden ? 0 : watchedSockets[socket] ?? Self.unknownEvents)
             watchedSockets[socket] = nil
             curl_multi_assign(raw, socket, nil)
             return
@@ -169,10 +156,10 @@ final class MultiSession {
         // Level-triggered on purpose: edge-triggered is an open TODO in libcurl.
         // A parked socket is still in the set (unless it was closed and its
         // number reused: then MOD fails and ADD follows).
-        let parkedEvents = parkedSockets.removeValue(forKey: socket)
+        // Taking the number also drops another session's stale claim on it.
+        let parkedEvents = claims.take(socket, for: self)
         let wasParked = parkedEvents != nil
         if wasParked {
-            claims.unpark(socket, by: self)
             // The same socket (libcurl has not closed it: `SocketHooks`)
             // asked for the events its entry already has: nothing to change.
             // This is the common case, a pooled connection's next request.
@@ -180,9 +167,6 @@ final class MultiSession {
                 curl_multi_assign(raw, socket, UnsafeMutableRawPointer(bitPattern: 1))
                 return
             }
-        } else if registered == nil {
-            // A new socket: the number may still be parked by another session.
-            claims.claimAnew(socket, by: self)
         }
         let operation = registered == nil && !wasParked ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
         // Hidden: a socket already in the set keeps its empty mask (the
