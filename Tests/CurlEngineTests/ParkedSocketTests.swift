@@ -11,27 +11,63 @@ import Testing
     private let pollIn = Int32(CURL_POLL_IN)
     private let pollRemove = Int32(CURL_POLL_REMOVE)
 
+    // MARK: Setup shared by the tests
+
     private func readyCount(_ epollFD: Int32) -> Int32 {
         var datas = [UInt64](repeating: 0, count: 4)
         var events = [UInt32](repeating: 0, count: 4)
         return ccurl_epoll_wait(epollFD, &datas, &events, 4, 0)
     }
 
-    @Test func parkedSocket_leavesTheSetOnItsFirstEvent_andComesBackWhenWatched() throws {
+    private func makeEpoll() throws -> Int32 {
         let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        #expect(epollFD >= 0)
-        defer { close(epollFD) }
-        var pair: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
-        defer { close(pair[0]) }
-        let session = try #require(MultiSession(
-            id: EngineSessionID(serial: 1, shardCount: 1), tag: 1, epollFD: epollFD, claims: ParkedSocketClaims(),
+        try #require(epollFD >= 0)
+        return epollFD
+    }
+
+    /// A session on `epollFD` whose serial and tag are `serial`.
+    private func makeSession(_ epollFD: Int32, claims: ParkedSocketClaims, serial: UInt64 = 1) throws -> MultiSession {
+        try #require(MultiSession(
+            id: EngineSessionID(serial: serial, shardCount: 1), tag: UInt32(serial), epollFD: epollFD, claims: claims,
             options: EngineSessionOptions(maximumConnectionsPerHost: 0)))
+    }
+
+    private func makeSocketPair() throws -> [Int32] {
+        var pair: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        return pair
+    }
+
+    /// libcurl watches `socket` for input, then lets go of it.
+    private func watchThenPark(_ socket: Int32, in session: MultiSession) {
+        session.watch(socket: socket, what: pollIn, registered: nil)
+        session.watch(socket: socket, what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+    }
+
+    /// Closes the socket pair `old` and puts a new socket under `old[0]`'s
+    /// number at once (dup2, so no other test's socket can take the number
+    /// in between); returns that number and the new socket's peer.
+    private static func reuseNumber(of old: [Int32]) throws -> (reused: Int32, peer: Int32) {
+        var new: [Int32] = [-1, -1]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &new) == 0)
+        try #require(dup2(new[0], old[0]) == old[0])
+        close(new[0])
+        close(old[1])
+        return (old[0], new[1])
+    }
+
+    // MARK: Parking
+
+    @Test func parkedSocket_leavesTheSetOnItsFirstEvent_andComesBackWhenWatched() throws {
+        let epollFD = try makeEpoll()
+        defer { close(epollFD) }
+        let pair = try makeSocketPair()
+        defer { close(pair[0]) }
+        let session = try makeSession(epollFD, claims: ParkedSocketClaims())
         defer { session.close() }
         let socket = pair[0]
 
-        session.watch(socket: socket, what: pollIn, registered: nil)
-        session.watch(socket: socket, what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        watchThenPark(socket, in: session)
         #expect(readyCount(epollFD) == 0, "an idle parked socket raised an event")
         #expect(!session.parkedSocketBecameReady(pair[1]), "a socket never parked counted as parked")
 
@@ -51,17 +87,12 @@ import Testing
     /// report the watched sockets; shown again, a socket that became ready
     /// meanwhile is reported at once.
     @Test func hiddenSockets_raiseNoEvent_untilShownAgain() throws {
-        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        #expect(epollFD >= 0)
+        let epollFD = try makeEpoll()
         defer { close(epollFD) }
-        var first: [Int32] = [-1, -1]
-        var second: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &first) == 0)
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &second) == 0)
+        let first = try makeSocketPair()
+        let second = try makeSocketPair()
         defer { for fd in first + second { close(fd) } }
-        let session = try #require(MultiSession(
-            id: EngineSessionID(serial: 1, shardCount: 1), tag: 1, epollFD: epollFD, claims: ParkedSocketClaims(),
-            options: EngineSessionOptions(maximumConnectionsPerHost: 0)))
+        let session = try makeSession(epollFD, claims: ParkedSocketClaims())
         defer { session.close() }
 
         session.watch(socket: first[0], what: pollIn, registered: nil)
@@ -77,32 +108,26 @@ import Testing
         #expect(session.watchedSockets.count == 2)
     }
 
+    // MARK: A parked number reused by another session
+
     /// A parked socket that libcurl closes (it says nothing then) leaves its
     /// number behind; the kernel gives the number to another session's new
     /// socket. A stale event of the old socket, handled after that, must not
     /// delete the new socket's epoll entry (reads stalled for 10 s in about
     /// one full test run in four before `ParkedSocketClaims`).
     @Test func aNumberParkedByOneSession_andReusedByAnother_keepsTheNewSocketsEntry() throws {
-        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        #expect(epollFD >= 0)
+        let epollFD = try makeEpoll()
         defer { close(epollFD) }
         let claims = ParkedSocketClaims()
-        let options = EngineSessionOptions(maximumConnectionsPerHost: 0)
-        let first = try #require(MultiSession(
-            id: EngineSessionID(serial: 1, shardCount: 1), tag: 1, epollFD: epollFD, claims: claims, options: options))
+        let first = try makeSession(epollFD, claims: claims, serial: 1)
         defer { first.close() }
-        let second = try #require(MultiSession(
-            id: EngineSessionID(serial: 2, shardCount: 1), tag: 2, epollFD: epollFD, claims: claims, options: options))
+        let second = try makeSession(epollFD, claims: claims, serial: 2)
         defer { second.close() }
 
-        var old: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &old) == 0)
+        let old = try makeSocketPair()
         let number = old[0]
-        first.watch(socket: number, what: pollIn, registered: nil)
-        first.watch(socket: number, what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
-        // libcurl closes the parked connection (no callback), and the number
-        // goes to a new socket: dup2 does both at once, so no other test's
-        // socket can take the number in between.
+        watchThenPark(number, in: first)
+        // libcurl closes the parked connection (no callback), and the number goes to a new socket.
         let (reused, peer) = try Self.reuseNumber(of: old)
         defer { close(reused); close(peer) }
         second.watch(socket: reused, what: pollIn, registered: nil)
@@ -117,26 +142,17 @@ import Testing
     /// libcurl may never have asked to watch (a connect that completed at
     /// once): taking it for the stream must claim the number all the same.
     @Test func aNumberParkedByOneSession_andTakenForAnotherSessionsStream_keepsTheStreamsEntry() throws {
-        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        #expect(epollFD >= 0)
+        let epollFD = try makeEpoll()
         defer { close(epollFD) }
         let claims = ParkedSocketClaims()
-        let options = EngineSessionOptions(maximumConnectionsPerHost: 0)
-        let first = try #require(MultiSession(
-            id: EngineSessionID(serial: 1, shardCount: 1), tag: 1, epollFD: epollFD, claims: claims, options: options))
+        let first = try makeSession(epollFD, claims: claims, serial: 1)
         defer { first.close() }
-        let second = try #require(MultiSession(
-            id: EngineSessionID(serial: 2, shardCount: 1), tag: 2, epollFD: epollFD, claims: claims, options: options))
+        let second = try makeSession(epollFD, claims: claims, serial: 2)
         defer { second.close() }
 
-        var old: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &old) == 0)
+        let old = try makeSocketPair()
         let number = old[0]
-        first.watch(socket: number, what: pollIn, registered: nil)
-        first.watch(socket: number, what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
-        // libcurl closes the parked connection (no callback), and the number
-        // goes to a new socket: dup2 does both at once, so no other test's
-        // socket can take the number in between.
+        watchThenPark(number, in: first)
         let (reused, peer) = try Self.reuseNumber(of: old)
         defer { close(reused); close(peer) }
         // Taken for a stream without a watch: the engine adds it under the stream's tag.
@@ -148,31 +164,25 @@ import Testing
         #expect(readyCount(epollFD) == 1, "the stream's epoll entry was deleted")
     }
 
+    // MARK: Watched again with the events the entry kept
+
     // A parked connection socket asked for again with the events its entry
     // has needs no epoll_ctl, but only while the number is still that
     // socket: `SocketHooks` tell the engine which numbers libcurl opened and
     // has not closed (`ParkedSocketClaims.opened` / `closing`, called here
     // as the hooks would).
 
-    private func makeSession(_ epollFD: Int32, claims: ParkedSocketClaims) throws -> MultiSession {
-        try #require(MultiSession(
-            id: EngineSessionID(serial: 1, shardCount: 1), tag: 1, epollFD: epollFD, claims: claims,
-            options: EngineSessionOptions(maximumConnectionsPerHost: 0)))
-    }
-
     @Test func aLiveParkedSocket_watchedAgainForTheSameEvents_changesNothing_andStillReports() throws {
-        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        let epollFD = try makeEpoll()
         defer { close(epollFD) }
         let claims = ParkedSocketClaims()
         let session = try makeSession(epollFD, claims: claims)
         defer { session.close() }
-        var pair: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let pair = try makeSocketPair()
         defer { close(pair[0]); close(pair[1]) }
         claims.opened(pair[0])
 
-        session.watch(socket: pair[0], what: pollIn, registered: nil)
-        session.watch(socket: pair[0], what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        watchThenPark(pair[0], in: session)
         let changes = session.epollChanges
         session.watch(socket: pair[0], what: pollIn, registered: nil)
         #expect(session.epollChanges == changes, "the same events were set again")
@@ -181,34 +191,30 @@ import Testing
     }
 
     @Test func aLiveParkedSocket_watchedForOtherEvents_isModified() throws {
-        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        let epollFD = try makeEpoll()
         defer { close(epollFD) }
         let claims = ParkedSocketClaims()
         let session = try makeSession(epollFD, claims: claims)
         defer { session.close() }
-        var pair: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+        let pair = try makeSocketPair()
         defer { close(pair[0]); close(pair[1]) }
         claims.opened(pair[0])
 
-        session.watch(socket: pair[0], what: pollIn, registered: nil)
-        session.watch(socket: pair[0], what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        watchThenPark(pair[0], in: session)
         // Writable at once: reported only if the entry now asks for EPOLLOUT.
         session.watch(socket: pair[0], what: Int32(CURL_POLL_OUT), registered: nil)
         #expect(readyCount(epollFD) == 1, "the entry kept the parked events")
     }
 
     @Test func aLiveParkedSocket_closedByLibcurl_andItsNumberReopened_isAddedAgain() throws {
-        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        let epollFD = try makeEpoll()
         defer { close(epollFD) }
         let claims = ParkedSocketClaims()
         let session = try makeSession(epollFD, claims: claims)
         defer { session.close() }
-        var old: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &old) == 0)
+        let old = try makeSocketPair()
         claims.opened(old[0])
-        session.watch(socket: old[0], what: pollIn, registered: nil)
-        session.watch(socket: old[0], what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        watchThenPark(old[0], in: session)
 
         // libcurl closes it through the hook, and opens a new connection under the same number.
         claims.closing(old[0])
@@ -224,30 +230,16 @@ import Testing
     /// socket pair) can be closed without a word and its number reused:
     /// watched again, it is always set in epoll.
     @Test func aParkedSocketNotOpenedThroughTheHooks_isSetAgainWhenWatched() throws {
-        let epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
+        let epollFD = try makeEpoll()
         defer { close(epollFD) }
-        let claims = ParkedSocketClaims()
-        let session = try makeSession(epollFD, claims: claims)
+        let session = try makeSession(epollFD, claims: ParkedSocketClaims())
         defer { session.close() }
-        var old: [Int32] = [-1, -1]
-        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &old) == 0)
-        session.watch(socket: old[0], what: pollIn, registered: nil)
-        session.watch(socket: old[0], what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
+        let old = try makeSocketPair()
+        watchThenPark(old[0], in: session)
         let (reused, peer) = try Self.reuseNumber(of: old)
         defer { close(reused); close(peer) }
         session.watch(socket: reused, what: pollIn, registered: nil)
         #expect(write(peer, "x", 1) == 1)
         #expect(readyCount(epollFD) == 1, "the reused number was never added")
-    }
-
-    /// Closes the socket pair `old` and puts a new socket under `old[0]`'s
-    /// number at once (dup2); returns that number and the new socket's peer.
-    private static func reuseNumber(of old: [Int32]) throws -> (reused: Int32, peer: Int32) {
-        var new: [Int32] = [-1, -1]
-        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &new) == 0)
-        try #require(dup2(new[0], old[0]) == old[0])
-        close(new[0])
-        close(old[1])
-        return (old[0], new[1])
     }
 }
