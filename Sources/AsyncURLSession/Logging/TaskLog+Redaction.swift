@@ -32,36 +32,32 @@ extension TaskLog {
 
     /// Fields `0..<count` as `name: value` joined by `; `, built in one
     /// buffer of `capacity` bytes (many small appends to a String cost more
-    /// than the copying); by appending should the text not fit after all.
+    /// than the copying); again in a buffer twice as large should the text
+    /// not fit after all.
     func redacted(
         count: Int, capacity: Int, name: (Int) -> String, value: (Int) -> String
     ) -> String {
         guard count > 0 else { return "" }
-        var fits = true
-        let text = String(unsafeUninitializedCapacity: capacity) { buffer -> Int in
-            // Its own state, not captured variables: those cost a dynamic
-            // exclusivity check on every access.
-            var writer = ByteWriter(buffer: buffer)
-            for index in 0..<count {
-                if index > 0 { writer.put("; ") }
-                let fieldName = name(index)
-                writer.put(fieldName)
-                writer.put(": ")
-                writer.put(isSensitive(fieldName) ? Self.redactedValue : value(index))
+        var capacity = max(capacity, 64)
+        while true {
+            var fits = true
+            let text = String(unsafeUninitializedCapacity: capacity) { buffer -> Int in
+                // Its own state, not captured variables: those cost a dynamic
+                // exclusivity check on every access.
+                var writer = ByteWriter(buffer: buffer)
+                for index in 0..<count {
+                    if index > 0 { writer.put("; ") }
+                    let fieldName = name(index)
+                    writer.put(fieldName)
+                    writer.put(": ")
+                    writer.put(isSensitive(fieldName) ? Self.redactedValue : value(index))
+                }
+                fits = writer.fits
+                return writer.fits ? writer.end : 0
             }
-            fits = writer.fits
-            return writer.fits ? writer.end : 0
+            if fits { return text }
+            capacity *= 2
         }
-        if fits { return text }
-        var appended = ""
-        for index in 0..<count {
-            if index > 0 { appended += "; " }
-            let fieldName = name(index)
-            appended += fieldName
-            appended += ": "
-            appended += isSensitive(fieldName) ? Self.redactedValue : value(index)
-        }
-        return appended
     }
 
     /// Copies Strings' UTF-8 one after the other into a buffer, until one
@@ -110,7 +106,7 @@ extension TaskLog {
             if Self.isAlwaysRedacted(bytes) { return true }
             guard hasExtraSensitiveNames else { return false }
             let lowercased = String(unsafeUninitializedCapacity: bytes.count) { buffer in
-                for index in bytes.indices { buffer[index] = Self.lowercased(bytes[index]) }
+                for index in bytes.indices { buffer[index] = bytes[index].asciiLowercased }
                 return bytes.count
             }
             return sensitiveNames.contains(lowercased)
@@ -134,12 +130,8 @@ extension TaskLog {
     /// `lowercase` is lowercase ASCII of `bytes.count` bytes.
     private static func equalsFolded(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
         let expected = lowercase.utf8Start
-        for index in 0..<bytes.count where lowercased(bytes[index]) != expected[index] { return false }
+        for index in 0..<bytes.count where bytes[index].asciiLowercased != expected[index] { return false }
         return true
-    }
-
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
     }
 
     static func redacted(_ url: URL?) -> String {

@@ -43,18 +43,13 @@ extension String {
             guard bytes.count >= pattern.count else { return false }
             for start in 0...(bytes.count - pattern.count) {
                 var index = 0
-                while index < pattern.count, bytes[start + index] | Self.foldBit(bytes[start + index]) == pattern[index] {
+                while index < pattern.count, bytes[start + index].asciiLowercased == pattern[index] {
                     index += 1
                 }
                 if index == pattern.count { return true }
             }
             return false
         }
-    }
-
-    /// 0x20 for an uppercase ASCII letter (OR-ing it in lowercases), else 0.
-    private static func foldBit(_ byte: UInt8) -> UInt8 {
-        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? 0x20 : 0
     }
 
     /// Byte by byte from the start, without building the prefix as a String
@@ -65,5 +60,12 @@ extension String {
             guard let byte = bytes.next(), byte == expected || Self.sameLetter(byte, expected) else { return false }
         }
         return true
+    }
+}
+
+extension UInt8 {
+    /// An uppercase ASCII letter lowercased; any other byte as it is.
+    package var asciiLowercased: UInt8 {
+        self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z") ? self | 0x20 : self
     }
 }

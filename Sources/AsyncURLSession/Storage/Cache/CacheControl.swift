@@ -1,3 +1,4 @@
+internal import CurlEngine
 import Foundation
 
 /// The directives of a message's Cache-Control fields (RFC 9111 §5.2), for
@@ -115,6 +116,6 @@ struct CacheControl: Equatable, Sendable {
     }
 
     private static func lowercasedASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
-        String(decoding: bytes[range].lazy.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+        String(decoding: bytes[range].lazy.map(\.asciiLowercased), as: UTF8.self)
     }
 }

@@ -15,30 +15,30 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: `database` and `opened` are read and written only
 /// on `queue`, which serializes every access; the other properties are
-/// immutable or locked.
+/// immutable or a Mutex.
 final class CacheDiskStore: @unchecked Sendable {
     let file: URL
     private let queue = DispatchQueue(label: "AsyncURLSession.ResponseCache.disk", qos: .utility)
     private var database: CacheDatabase?
     private var opened = false
-    /// The batch stores join until its job starts or another job is queued.
-    private let openBatch = Mutex<StoreBatch?>(nil)
+    /// The batch stores join until its job takes it or another operation
+    /// queues it; numbered so a delayed job knows its own.
+    private let batches = Mutex(Batches())
 
-    /// Stores queued as one job. `@unchecked Sendable`: `writes` is touched
-    /// only while holding the owning store's `openBatch` lock.
-    private final class StoreBatch: @unchecked Sendable {
+    private struct Batches {
+        var open: StoreBatch?
+        var lastSerial: UInt64 = 0
+    }
+
+    /// Stores written as one job, one per key (the latest).
+    private struct StoreBatch {
         struct Write {
             let response: CachedResponse
             let now: Date
         }
+        let serial: UInt64
         let problem: (@Sendable (String) -> Void)?
         var writes: [String: Write] = [:]
-        /// Keys in the order first stored, so rows are written in that order.
-        var order: [String] = []
-
-        init(problem: (@Sendable (String) -> Void)?) {
-            self.problem = problem
-        }
     }
 
     init(file: URL) {
@@ -75,26 +75,24 @@ final class CacheDiskStore: @unchecked Sendable {
     /// job runs `batchDelay` later unless another operation queues it first.
     func store(_ response: CachedResponse, key: String, now: Date, problem: (@Sendable (String) -> Void)? = nil) {
         let write = StoreBatch.Write(response: response, now: now)
-        let newBatch = openBatch.withLock { openBatch -> StoreBatch? in
-            if let batch = openBatch {
-                if batch.writes.updateValue(write, forKey: key) == nil { batch.order.append(key) }
+        let newSerial = batches.withLock { batches -> UInt64? in
+            if batches.open != nil {
+                batches.open!.writes[key] = write
                 return nil
             }
-            let batch = StoreBatch(problem: problem)
-            batch.writes[key] = write
-            batch.order.append(key)
-            openBatch = batch
-            return batch
+            batches.lastSerial += 1
+            batches.open = StoreBatch(serial: batches.lastSerial, problem: problem, writes: [key: write])
+            return batches.lastSerial
         }
-        guard let newBatch else { return }
+        guard let newSerial else { return }
         queue.asyncAfter(deadline: .now() + Self.batchDelay) { [self] in
-            let stillOpen = openBatch.withLock { openBatch -> Bool in
-                guard openBatch === newBatch else { return false }
-                openBatch = nil
-                return true
-            }
             // Not open any more: `closeBatch` queued its job already.
-            if stillOpen { writeRows(of: newBatch) }
+            let batch = batches.withLock { batches -> StoreBatch? in
+                guard batches.open?.serial == newSerial else { return nil }
+                defer { batches.open = nil }
+                return batches.open
+            }
+            if let batch { writeRows(of: batch) }
         }
     }
 
@@ -107,20 +105,17 @@ final class CacheDiskStore: @unchecked Sendable {
     /// Queues the open batch's job now, so that it runs before the job the
     /// caller queues next; later stores go to a new batch.
     private func closeBatch() {
-        guard let batch = openBatch.withLock({ openBatch -> StoreBatch? in
-            defer { openBatch = nil }
-            return openBatch
+        guard let batch = batches.withLock({ batches -> StoreBatch? in
+            defer { batches.open = nil }
+            return batches.open
         }) else { return }
         queue.async { [self] in writeRows(of: batch) }
     }
 
     /// On `queue`: a closed batch's rows, in one transaction.
     private func writeRows(of batch: StoreBatch) {
-        let writes = openBatch.withLock { _ in
-            batch.order.compactMap { key in batch.writes[key].map { (key: key, response: $0.response, now: $0.now) } }
-        }
         guard let database = openIfNeeded(batch.problem) else { return }
-        database.store(writes)
+        database.store(batch.writes.map { (key: $0.key, response: $0.value.response, now: $0.value.now) })
     }
 
     private func openIfNeeded(_ problem: ((String) -> Void)?) -> CacheDatabase? {
