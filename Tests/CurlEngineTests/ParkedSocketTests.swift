@@ -44,6 +44,24 @@ import Testing
         session.watch(socket: socket, what: pollRemove, registered: UnsafeMutableRawPointer(bitPattern: 1))
     }
 
+    /// A session on a new epoll set, with a socket pair whose first end
+    /// libcurl opened through the hooks (`claims.opened`), watched and then
+    /// parked; everything is closed after `body`.
+    private func withLiveParkedSocket(
+        _ body: (_ epollFD: Int32, _ session: MultiSession, _ pair: [Int32]) throws -> Void
+    ) throws {
+        let epollFD = try makeEpoll()
+        defer { close(epollFD) }
+        let claims = ParkedSocketClaims()
+        let session = try makeSession(epollFD, claims: claims)
+        defer { session.close() }
+        let pair = try makeSocketPair()
+        defer { close(pair[0]); close(pair[1]) }
+        claims.opened(pair[0])
+        watchThenPark(pair[0], in: session)
+        try body(epollFD, session, pair)
+    }
+
     /// Closes the socket pair `old` and puts a new socket under `old[0]`'s
     /// number at once (dup2, so no other test's socket can take the number
     /// in between); returns that number and the new socket's peer.
@@ -173,37 +191,21 @@ import Testing
     // as the hooks would).
 
     @Test func aLiveParkedSocket_watchedAgainForTheSameEvents_changesNothing_andStillReports() throws {
-        let epollFD = try makeEpoll()
-        defer { close(epollFD) }
-        let claims = ParkedSocketClaims()
-        let session = try makeSession(epollFD, claims: claims)
-        defer { session.close() }
-        let pair = try makeSocketPair()
-        defer { close(pair[0]); close(pair[1]) }
-        claims.opened(pair[0])
-
-        watchThenPark(pair[0], in: session)
-        let changes = session.epollChanges
-        session.watch(socket: pair[0], what: pollIn, registered: nil)
-        #expect(session.epollChanges == changes, "the same events were set again")
-        #expect(write(pair[1], "x", 1) == 1)
-        #expect(readyCount(epollFD) == 1)
+        try withLiveParkedSocket { epollFD, session, pair in
+            let changes = session.epollChanges
+            session.watch(socket: pair[0], what: pollIn, registered: nil)
+            #expect(session.epollChanges == changes, "the same events were set again")
+            #expect(write(pair[1], "x", 1) == 1)
+            #expect(readyCount(epollFD) == 1)
+        }
     }
 
     @Test func aLiveParkedSocket_watchedForOtherEvents_isModified() throws {
-        let epollFD = try makeEpoll()
-        defer { close(epollFD) }
-        let claims = ParkedSocketClaims()
-        let session = try makeSession(epollFD, claims: claims)
-        defer { session.close() }
-        let pair = try makeSocketPair()
-        defer { close(pair[0]); close(pair[1]) }
-        claims.opened(pair[0])
-
-        watchThenPark(pair[0], in: session)
-        // Writable at once: reported only if the entry now asks for EPOLLOUT.
-        session.watch(socket: pair[0], what: Int32(CURL_POLL_OUT), registered: nil)
-        #expect(readyCount(epollFD) == 1, "the entry kept the parked events")
+        try withLiveParkedSocket { epollFD, session, pair in
+            // Writable at once: reported only if the entry now asks for EPOLLOUT.
+            session.watch(socket: pair[0], what: Int32(CURL_POLL_OUT), registered: nil)
+            #expect(readyCount(epollFD) == 1, "the entry kept the parked events")
+        }
     }
 
     @Test func aLiveParkedSocket_closedByLibcurl_andItsNumberReopened_isAddedAgain() throws {

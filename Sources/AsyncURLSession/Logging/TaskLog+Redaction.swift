@@ -118,20 +118,14 @@ extension TaskLog {
 
     /// Whether ASCII `name` is one of `alwaysRedacted`, ASCII case ignored.
     private static func isAlwaysRedacted(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        switch name.count {
-        case 6: equalsFolded(name, "cookie")
-        case 10: equalsFolded(name, "set-cookie")
-        case 13: equalsFolded(name, "authorization")
-        case 19: equalsFolded(name, "proxy-authorization")
+        let bytes = UnsafeRawBufferPointer(name)
+        return switch name.count {
+        case 6: bytes.equalsIgnoringASCIICase("cookie")
+        case 10: bytes.equalsIgnoringASCIICase("set-cookie")
+        case 13: bytes.equalsIgnoringASCIICase("authorization")
+        case 19: bytes.equalsIgnoringASCIICase("proxy-authorization")
         default: false
         }
-    }
-
-    /// `lowercase` is lowercase ASCII of `bytes.count` bytes.
-    private static func equalsFolded(_ bytes: UnsafeBufferPointer<UInt8>, _ lowercase: StaticString) -> Bool {
-        let expected = lowercase.utf8Start
-        for index in 0..<bytes.count where bytes[index].asciiLowercased != expected[index] { return false }
-        return true
     }
 
     static func redacted(_ url: URL?) -> String {

@@ -115,8 +115,7 @@ package final class TransferPlacement: Sendable {
             var hash: UInt64 = 0xcbf2_9ce4_8422_2325
             for byte in bytes[8...] {
                 if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
-                let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-                hash = (hash ^ UInt64(folded)) &* 0x0000_0100_0000_01b3
+                hash = (hash ^ UInt64(byte.asciiLowercased)) &* 0x0000_0100_0000_01b3
             }
             return hash
         }

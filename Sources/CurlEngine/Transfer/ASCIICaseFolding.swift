@@ -69,3 +69,14 @@ extension UInt8 {
         self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z") ? self | 0x20 : self
     }
 }
+
+extension UnsafeRawBufferPointer {
+    /// Whether these bytes are `lowercase` (lowercase ASCII), ASCII case
+    /// ignored: header names matched where they lie, with no String made.
+    package func equalsIgnoringASCIICase(_ lowercase: StaticString) -> Bool {
+        guard count == lowercase.utf8CodeUnitCount else { return false }
+        let expected = lowercase.utf8Start
+        for index in 0..<count where self[index].asciiLowercased != expected[index] { return false }
+        return true
+    }
+}

@@ -93,23 +93,23 @@ struct ResponseHeadParser {
         let valueBytes = Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...]))
         buffers.scratch.append(name: nameBytes, value: valueBytes)
         // Compared as bytes: no String work for the fields we look at.
-        if Self.equalsIgnoringASCIICase(nameBytes, "content-length") {
+        if nameBytes.equalsIgnoringASCIICase("content-length") {
             let value = Self.decimal(valueBytes)
             if let previous = contentLength, previous != value { conflictingContentLength = true }
             contentLength = value
-        } else if Self.equalsIgnoringASCIICase(nameBytes, "transfer-encoding") {
+        } else if nameBytes.equalsIgnoringASCIICase("transfer-encoding") {
             hasTransferEncoding = true
-        } else if Self.equalsIgnoringASCIICase(nameBytes, "content-encoding") {
+        } else if nameBytes.equalsIgnoringASCIICase("content-encoding") {
             hasContentEncoding = true
-        } else if !hasSetCookie, Self.equalsIgnoringASCIICase(nameBytes, "set-cookie") {
+        } else if !hasSetCookie, nameBytes.equalsIgnoringASCIICase("set-cookie") {
             hasSetCookie = true
-        } else if !hasStrictTransportSecurity, Self.equalsIgnoringASCIICase(nameBytes, "strict-transport-security") {
+        } else if !hasStrictTransportSecurity, nameBytes.equalsIgnoringASCIICase("strict-transport-security") {
             hasStrictTransportSecurity = true
-        } else if !contentTypeSeen, Self.equalsIgnoringASCIICase(nameBytes, "content-type") {
+        } else if !contentTypeSeen, nameBytes.equalsIgnoringASCIICase("content-type") {
             // The first one: repeated fields are joined behind it.
             contentTypeSeen = true
             contentTypeIsMultipart = valueBytes.count >= 10
-                && Self.equalsIgnoringASCIICase(UnsafeRawBufferPointer(rebasing: valueBytes[0..<10]), "multipart/")
+                && UnsafeRawBufferPointer(rebasing: valueBytes[0..<10]).equalsIgnoringASCIICase("multipart/")
         }
         return
     }
@@ -204,15 +204,4 @@ struct ResponseHeadParser {
         return value
     }
 
-    /// `lowercaseName` must be lowercase ASCII.
-    static func equalsIgnoringASCIICase(_ bytes: UnsafeRawBufferPointer, _ lowercaseName: StaticString) -> Bool {
-        guard bytes.count == lowercaseName.utf8CodeUnitCount else { return false }
-        let name = lowercaseName.utf8Start
-        for index in 0..<bytes.count {
-            var byte = bytes[index]
-            if byte >= UInt8(ascii: "A"), byte <= UInt8(ascii: "Z") { byte |= 0x20 }
-            if byte != name[index] { return false }
-        }
-        return true
-    }
 }
