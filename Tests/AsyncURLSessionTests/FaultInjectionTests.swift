@@ -136,16 +136,38 @@ import TestSupport
         }
     }
 
-    @Test func contentLengthAndChunked_theChunksWin_andTheConnectionIsNotReused() async throws {
-        // RFC 9112 §6.3: Transfer-Encoding overrides Content-Length, and
-        // such a message may be an attempt at smuggling.
+    @Test func contentLengthAndChunked_areRefused_andTheConnectionIsNotReused() async throws {
+        // RFC 9112 §6.3: such a message may be an attempt at smuggling and
+        // "ought to be handled as an error" (SPEC §5, strict framing).
         let both = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"
         try await withFaultServer([[.readRequest, .send(both), .readRequest, .send(Self.ok)], [.readRequest, .send(Self.ok)]]) { server in
             let session = session()
-            let (first, _) = try await session.data(from: server.url("/first"))
-            #expect(text(first) == "hello")
+            let error = await failure(session, server.url("/first"))
+            #expect(error?.code == .badServerResponse, "\(String(describing: error))")
+            #expect(error?.localizedDescription.contains("Transfer-Encoding and Content-Length: 3") == true)
             let (second, _) = try await session.data(from: server.url("/second"))
             #expect(text(second) == "ok")
+            #expect(server.acceptedConnections == 2)
+        }
+    }
+
+    @Test func differentContentLengthsInOneField_areRefused_namingTheField_andTheConnectionIsNotReused() async throws {
+        let listed = "HTTP/1.1 200 OK\r\nContent-Length: 4, 10\r\n\r\nokay"
+        try await withFaultServer([[.readRequest, .send(listed), .readRequest, .send(Self.ok)], [.readRequest, .send(Self.ok)]]) { server in
+            let session = session()
+            let error = await failure(session, server.url("/"))
+            #expect(error?.code == .badServerResponse, "\(String(describing: error))")
+            #expect(error?.localizedDescription.contains("Content-Length: 4, 10") == true)
+            let (data, _) = try await session.data(from: server.url("/next"))
+            #expect(text(data) == "ok")
+            #expect(server.acceptedConnections == 2)
+        }
+    }
+
+    @Test func equalContentLengthsInOneField_areTakenAsOne() async throws {
+        try await withFaultServer([[.readRequest, .send("HTTP/1.1 200 OK\r\nContent-Length: 5, 5\r\n\r\nhello")]]) { server in
+            let (data, _) = try await session().data(from: server.url("/"))
+            #expect(text(data) == "hello")
         }
     }
 

@@ -14,16 +14,42 @@ import Testing
         return heads
     }
 
-    @Test func differentContentLengths_withoutTransferEncoding_makeTheLengthUntrustworthy() {
+    @Test func differentContentLengths_inSeveralFields_areAFramingProblem() {
         var parser = ResponseHeadParser()
         let conflicting = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n", "Content-Length: 5\r\n", "\r\n"])
-        #expect(conflicting.first?.hasUntrustworthyLength == true)
+        #expect(conflicting.first?.framingProblem == .conflictingContentLengths)
         let equal = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 5\r\n", "Content-Length: 5\r\n", "\r\n"])
-        #expect(equal.first?.hasUntrustworthyLength == false)
-        let chunked = feed(&parser, [
-            "HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n", "Transfer-Encoding: chunked\r\n", "Content-Length: 5\r\n", "\r\n",
+        #expect(equal.first?.framingProblem == nil)
+        #expect(equal.first?.contentLength == 5)
+    }
+
+    @Test func differentContentLengths_inOneField_areAFramingProblem() {
+        var parser = ResponseHeadParser()
+        let heads = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 4, 10\r\n", "\r\n"])
+        #expect(heads.first?.framingProblem == .conflictingContentLengths)
+    }
+
+    @Test func equalContentLengths_inOneField_areTakenAsOne() {
+        var parser = ResponseHeadParser()
+        let heads = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 5 ,5,\t5\r\n", "\r\n"])
+        #expect(heads.first?.framingProblem == nil)
+        #expect(heads.first?.contentLength == 5)
+        let repeated = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Content-Length: 5, 5\r\n", "Content-Length: 6\r\n", "\r\n"])
+        #expect(repeated.first?.framingProblem == .conflictingContentLengths)
+    }
+
+    @Test func contentLengthBesideTransferEncoding_isAFramingProblem_inEitherOrder() {
+        var parser = ResponseHeadParser()
+        let lengthFirst = feed(&parser, [
+            "HTTP/1.1 200 OK\r\n", "Content-Length: 3\r\n", "Transfer-Encoding: chunked\r\n", "\r\n",
         ])
-        #expect(chunked.first?.hasUntrustworthyLength == false)
+        #expect(lengthFirst.first?.framingProblem == .contentLengthWithTransferEncoding)
+        let encodingFirst = feed(&parser, [
+            "HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked\r\n", "Content-Length: 3\r\n", "\r\n",
+        ])
+        #expect(encodingFirst.first?.framingProblem == .contentLengthWithTransferEncoding)
+        let chunkedOnly = feed(&parser, ["HTTP/1.1 200 OK\r\n", "Transfer-Encoding: chunked\r\n", "\r\n"])
+        #expect(chunkedOnly.first?.framingProblem == nil)
     }
 
     @Test func strictTransportSecurity_isFlagged_andTheFlagResetsForTheNextHead() {

@@ -22,9 +22,10 @@ struct ResponseHeadParser {
     private var contentTypeIsMultipart = false
     private var hasSetCookie = false
     private var hasStrictTransportSecurity = false
-    /// Content-Length fields with different values, and Transfer-Encoding
-    /// seen (which overrides Content-Length, RFC 9112 §6.3).
+    /// Content-Length values that differ (in one field or several), and
+    /// Transfer-Encoding seen: either makes the framing untrustworthy.
     private var conflictingContentLength = false
+    private var hasContentLength = false
     private var hasTransferEncoding = false
     /// The head of a final block that ended in this call, handed out by `consume`.
     private var completed: ResponseHead?
@@ -94,8 +95,9 @@ struct ResponseHeadParser {
         buffers.scratch.append(name: nameBytes, value: valueBytes)
         // Compared as bytes: no String work for the fields we look at.
         if nameBytes.equalsIgnoringASCIICase("content-length") {
-            let value = Self.decimal(valueBytes)
-            if let previous = contentLength, previous != value { conflictingContentLength = true }
+            let (value, consistent) = Self.contentLengthList(valueBytes)
+            if !consistent || (hasContentLength && contentLength != value) { conflictingContentLength = true }
+            hasContentLength = true
             contentLength = value
         } else if nameBytes.equalsIgnoringASCIICase("transfer-encoding") {
             hasTransferEncoding = true
@@ -141,6 +143,7 @@ struct ResponseHeadParser {
         hasSetCookie = false
         hasStrictTransportSecurity = false
         conflictingContentLength = false
+        hasContentLength = false
         hasTransferEncoding = false
     }
 
@@ -161,7 +164,33 @@ struct ResponseHeadParser {
             statusCode: code, httpVersion: httpVersion, fields: buffers.fieldsToHandOut(), contentLength: contentLength,
             hasContentEncoding: hasContentEncoding, contentTypeIsMultipart: contentTypeIsMultipart,
             hasSetCookie: hasSetCookie, hasStrictTransportSecurity: hasStrictTransportSecurity,
-            hasUntrustworthyLength: conflictingContentLength && !hasTransferEncoding)
+            framingProblem: framingProblem)
+    }
+
+    /// What makes the final head's framing untrustworthy, if anything.
+    private var framingProblem: FramingProblem? {
+        if hasTransferEncoding && hasContentLength { return .contentLengthWithTransferEncoding }
+        if conflictingContentLength { return .conflictingContentLengths }
+        return nil
+    }
+
+    /// A Content-Length field's value: one decimal, or a comma-separated
+    /// list of them (RFC 9110 §8.6 allows a recipient to take a list of
+    /// equal values as one). `consistent` is false for a list of different
+    /// values; `value` is nil when any member is not a decimal (libcurl
+    /// refuses such a field itself).
+    static func contentLengthList(_ bytes: UnsafeRawBufferPointer) -> (value: Int64?, consistent: Bool) {
+        guard let comma = bytes.firstIndex(of: UInt8(ascii: ",")) else { return (decimal(bytes), true) }
+        let first = decimal(trimmed(UnsafeRawBufferPointer(rebasing: bytes[0..<comma])))
+        var rest = UnsafeRawBufferPointer(rebasing: bytes[(comma + 1)...])
+        while true {
+            let end = rest.firstIndex(of: UInt8(ascii: ",")) ?? rest.count
+            let member = trimmed(UnsafeRawBufferPointer(rebasing: rest[0..<end]))
+            // Empty members ("5, , 5") are allowed by the list syntax.
+            if !member.isEmpty, decimal(member) != first { return (first, false) }
+            guard end < rest.count else { return (first, true) }
+            rest = UnsafeRawBufferPointer(rebasing: rest[(end + 1)...])
+        }
     }
 
     /// Header bytes are usually ASCII: those are copied straight into a

@@ -402,13 +402,12 @@ final class Transfer {
             delegate.transferDidReceiveInformationalHead(head, of: id)
             return bytes.count
         }
-        if head.hasUntrustworthyLength {
+        if let problem = head.framingProblem {
             // Failing the header callback ends the transfer and closes the
             // connection: nothing after this head is ever read as a response.
             abortError = URLError.make(
                 .badServerResponse, url: request.url,
-                reason: "The response has Content-Length fields with different values, so where its body ends "
-                    + "cannot be known; it was refused and its connection closed (RFC 9112 §6.3).")
+                reason: problem.reason(contentLengths: head.fields.values(named: "Content-Length")))
             return 0
         }
         self.head = HeadSummary(head)

@@ -33,10 +33,10 @@ package struct ResponseHead: Sendable {
     /// Whether any field is Strict-Transport-Security (found while parsing,
     /// so the HSTS store looks at the fields only of responses that set it).
     package var hasStrictTransportSecurity = false
-    /// Content-Length fields with different values and no Transfer-Encoding:
-    /// the body's end cannot be known, and a response smuggled behind it
-    /// could answer the next request (RFC 9112 §6.3 makes it an error).
-    package var hasUntrustworthyLength = false
+    /// Content-Length values that disagree, or Content-Length beside
+    /// Transfer-Encoding: the body's end cannot be known, and a response
+    /// smuggled behind it could answer the next request (RFC 9112 §6.3).
+    package var framingProblem: FramingProblem?
 
     /// A 1xx response (not 101): a final response follows it.
     package var isInformational: Bool { statusCode < 200 }
@@ -44,10 +44,10 @@ package struct ResponseHead: Sendable {
     init(
         statusCode: Int, httpVersion: String, fields: ResponseHeaderFields, contentLength: Int64?,
         hasContentEncoding: Bool, contentTypeIsMultipart: Bool, hasSetCookie: Bool = false,
-        hasStrictTransportSecurity: Bool = false, hasUntrustworthyLength: Bool = false
+        hasStrictTransportSecurity: Bool = false, framingProblem: FramingProblem? = nil
     ) {
         self.hasStrictTransportSecurity = hasStrictTransportSecurity
-        self.hasUntrustworthyLength = hasUntrustworthyLength
+        self.framingProblem = framingProblem
         self.statusCode = statusCode
         self.httpVersion = httpVersion
         self.fields = fields
