@@ -128,4 +128,15 @@ import Testing
             #expect(text(data).isEmpty)
         }
     }
+
+    @Test func jarSetters_applyThePublicSuffixRule_asResponsesDo() {
+        let jar = CookieJar()
+        let wide = HTTPCookie(properties: [.name: "w", .value: "1", .domain: ".com", .path: "/"])!
+        #expect(jar.setCookie(wide) == false)
+        #expect(jar.setCookies([wide], for: URL(string: "https://www.example.com/")) == 0)
+        #expect(jar.cookies(for: URL(string: "https://unrelated-shop.com/")!).isEmpty)
+        let secure = HTTPCookie(properties: [.name: "s", .value: "1", .domain: "example.com", .path: "/", .secure: "TRUE"])!
+        #expect(jar.setCookies([secure], for: URL(string: "http://example.com/")) == 0)
+        #expect(jar.setCookies([secure], for: URL(string: "https://example.com/")) == 1)
+    }
 }

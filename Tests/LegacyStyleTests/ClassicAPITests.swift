@@ -266,6 +266,32 @@ import URLSessionCompat
         storage.setCookies([cookie], for: URL(string: "https://example.org/"), mainDocumentURL: nil)
         #expect(storage.cookies?.isEmpty == true)
     }
+
+    @Test func setCookiesForAURL_refusesAPublicSuffixDomain_soItNeverReachesAnotherSite() {
+        let storage = HTTPCookieStorage()
+        let wide = HTTPCookie(properties: [
+            .name: "track", .value: "1", .domain: ".com", .path: "/", .expires: Date().addingTimeInterval(3600),
+        ])!
+        let own = HTTPCookie(properties: [.name: "own", .value: "2", .domain: ".example.com", .path: "/"])!
+        storage.setCookies([wide, own], for: URL(string: "https://www.example.com/"), mainDocumentURL: nil)
+        #expect(storage.cookies(for: URL(string: "https://unrelated-shop.com/")!)?.isEmpty == true)
+        #expect(storage.cookies(for: URL(string: "https://www.example.com/")!)?.map(\.name) == ["own"])
+    }
+
+    @Test func setCookiesForAURL_refusesAnotherSitesDomain() {
+        let storage = HTTPCookieStorage()
+        let foreign = HTTPCookie(properties: [.name: "a", .value: "1", .domain: "other.org", .path: "/"])!
+        storage.setCookies([foreign], for: URL(string: "https://example.org/"), mainDocumentURL: nil)
+        #expect(storage.cookies?.isEmpty == true)
+    }
+
+    @Test func setCookie_refusesAPublicSuffixDomain() {
+        let storage = HTTPCookieStorage()
+        storage.setCookie(HTTPCookie(properties: [.name: "a", .value: "1", .domain: ".co.uk", .path: "/"])!)
+        #expect(storage.cookies(for: URL(string: "https://shop.co.uk/")!)?.isEmpty == true)
+        storage.setCookie(HTTPCookie(properties: [.name: "b", .value: "2", .domain: ".shop.co.uk", .path: "/"])!)
+        #expect(storage.cookies(for: URL(string: "https://www.shop.co.uk/")!)?.map(\.name) == ["b"])
+    }
 }
 
 /// The classic credential storage: the library's class, consulted by

@@ -50,31 +50,20 @@ open class HTTPCookieStorage: NSObject, @unchecked Sendable {
     /// The cookies a request to `url` sends.
     open func cookies(for url: URL) -> [HTTPCookie]? { cookieJar.cookies(for: url) }
 
+    /// Stores `cookie`, unless no response could have set it (a Domain that
+    /// is a public suffix, such as `.com`).
     open func setCookie(_ cookie: HTTPCookie) { cookieJar.setCookie(cookie) }
 
     open func deleteCookie(_ cookie: HTTPCookie) { cookieJar.deleteCookie(cookie) }
 
     open func removeCookies(since date: Date) { cookieJar.removeCookies(since: date) }
 
-    /// Stores `cookies` as a response from `url` would, under the accept
-    /// policy (`mainDocumentURL` for `.onlyFromMainDocumentDomain`).
+    /// Stores `cookies` as a response from `url` would: under the accept
+    /// policy (`mainDocumentURL` for `.onlyFromMainDocumentDomain`), and only
+    /// those `url` may set (no Domain that is a public suffix or another
+    /// site's; see `CookieJar.setCookies(_:for:mainDocumentURL:)`).
     open func setCookies(_ cookies: [HTTPCookie], for url: URL?, mainDocumentURL: URL?) {
-        switch cookieAcceptPolicy {
-        case .never:
-            return
-        case .onlyFromMainDocumentDomain:
-            if let url, let mainDocumentURL, let host = url.host?.lowercased(),
-                let main = mainDocumentURL.host?.lowercased(),
-                !(host == main || host.hasSuffix("." + main) || main.hasSuffix("." + host))
-            {
-                return
-            }
-        case .always:
-            break
-        @unknown default:
-            return
-        }
-        for cookie in cookies { cookieJar.setCookie(cookie) }
+        cookieJar.setCookies(cookies, for: url, mainDocumentURL: mainDocumentURL)
     }
 
     open func storeCookies(_ cookies: [HTTPCookie], for task: URLSessionTask) {

@@ -114,9 +114,37 @@ public final class CookieJar: Sendable {
     }
 
     /// Stores a cookie as given (replacing one with the same name, domain
-    /// and path), as `HTTPCookieStorage.setCookie` does.
-    public func setCookie(_ cookie: HTTPCookie) {
-        insert(StoredCookie(cookie, created: Date()))
+    /// and path), as `HTTPCookieStorage.setCookie` does, unless it is one no
+    /// response could have set: a Domain that is a public suffix (`.com`,
+    /// `.co.uk`: it would go to every site under it), control characters,
+    /// or no domain. Returns whether it was stored.
+    @discardableResult
+    public func setCookie(_ cookie: HTTPCookie) -> Bool {
+        let stored = StoredCookie(cookie, created: Date())
+        guard policy.isPlausible(stored) else { return false }
+        return insert(stored)
+    }
+
+    /// Stores `cookies` as a response from `url` would
+    /// (`HTTPCookieStorage.setCookies(_:for:mainDocumentURL:)`): under the
+    /// accept policy (`mainDocumentURL` for `.onlyFromMainDocumentDomain`),
+    /// and only those `url` may set: a cookie's domain must be `url`'s host
+    /// or a domain of it that is no public suffix, and a Secure cookie needs
+    /// https. Without a URL, each is stored as `setCookie` would. Returns
+    /// how many were stored.
+    @discardableResult
+    public func setCookies(_ cookies: [HTTPCookie], for url: URL?, mainDocumentURL: URL? = nil) -> Int {
+        guard !cookies.isEmpty else { return 0 }
+        if let url, !accepts(from: url, mainDocumentURL: mainDocumentURL, policy: acceptPolicy) { return 0 }
+        if url == nil, acceptPolicy == .never { return 0 }
+        var count = 0
+        for cookie in cookies {
+            let stored = StoredCookie(cookie, created: Date())
+            guard policy.isPlausible(stored) else { continue }
+            if let url, !policy.mayBeSet(stored, from: url) { continue }
+            if insert(stored, overwrittenFrom: url) { count += 1 }
+        }
+        return count
     }
 
     public func deleteCookie(_ cookie: HTTPCookie) {

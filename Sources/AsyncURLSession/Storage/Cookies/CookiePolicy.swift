@@ -73,6 +73,18 @@ struct CookiePolicy {
         return cookie.hostOnly || !publicSuffixes.isPublicSuffix(cookie.domain)
     }
 
+    /// Whether a response from `url` could have set `cookie` (a cookie made
+    /// by the program, handed in with the URL it came from): its domain is
+    /// `url`'s host, or a domain of that host which is no public suffix, and
+    /// a Secure cookie comes over https (§5.7).
+    func mayBeSet(_ cookie: StoredCookie, from url: URL) -> Bool {
+        guard let host = Self.canonicalHost(url) else { return false }
+        if cookie.secure, url.scheme?.lowercased() != "https" { return false }
+        if cookie.domain == host { return true }
+        return !cookie.hostOnly && Self.domainMatches(host: host, domain: cookie.domain)
+            && !publicSuffixes.isPublicSuffix(cookie.domain)
+    }
+
     /// Whether `cookie` goes with a request to `url` (§5.8.3).
     static func matches(_ cookie: StoredCookie, url: URL, now: Date) -> Bool {
         guard let host = canonicalHost(url), !cookie.isExpired(at: now) else { return false }
