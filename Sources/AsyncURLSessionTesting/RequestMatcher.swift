@@ -9,7 +9,10 @@ public struct RequestMatcher: Sendable, CustomStringConvertible {
     let test: @Sendable (_ method: String, _ url: URL) -> Bool
     public let description: String
 
-    /// Any request (of `method`, if given).
+    /// Any request: `stub(.any, with: ...)`.
+    public static var any: RequestMatcher { any(method: nil) }
+
+    /// Any request (of `method`, if given): `.any()`, `.any(method: "POST")`.
     public static func any(method: String? = nil) -> RequestMatcher {
         RequestMatcher(method: method, test: { _, _ in true }, description: "\(method ?? "any method") any URL")
     }

@@ -93,6 +93,11 @@ public struct StubResponse: Sendable {
         return .status(status, headers: headers)
     }
 
+    /// A redirect to `location`, given as a URL.
+    public static func redirect(to location: URL, status: Int = 302, headers: [String: String] = [:]) -> StubResponse {
+        redirect(to: location.absoluteString, status: status, headers: headers)
+    }
+
     /// A 401 asking for `scheme` credentials (407 with `proxy: true`).
     public static func challenge(scheme: String = "Basic", realm: String = "stub", proxy: Bool = false) -> StubResponse {
         .status(

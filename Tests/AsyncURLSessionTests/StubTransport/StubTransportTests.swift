@@ -34,6 +34,21 @@ import Testing
         }
     }
 
+    @Test func naturalSpellings_compileAndAnswer_anyWithoutParentheses_andARedirectToAURL() async throws {
+        try await withTimeLimit {
+            let stubs = StubTransport()
+            stubs.stub(.any, with: .text("fallback"))
+            stubs.stub(.path("/old"), with: .redirect(to: URL(string: "https://api.example.com/new")!))
+            stubs.stub(.path("/new"), with: .text("moved here"))
+            let session = session(stubs)
+            let (moved, response) = try await session.data(from: URL(string: "https://api.example.com/old")!)
+            #expect(String(decoding: moved, as: UTF8.self) == "moved here")
+            #expect(response.url?.absoluteString == "https://api.example.com/new")
+            let (other, _) = try await session.data(from: URL(string: "https://elsewhere.example/x")!)
+            #expect(String(decoding: other, as: UTF8.self) == "fallback")
+        }
+    }
+
     @Test func unmatchedRequest_failsWithAnErrorThatNamesItAndTheStubs() async throws {
         try await withTimeLimit {
             let stubs = StubTransport()
