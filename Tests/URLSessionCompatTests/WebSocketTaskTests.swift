@@ -11,7 +11,10 @@ final class WebSocketRecorder: NSObject, URLSessionWebSocketDelegate, Sendable {
     let completed = Signal()
     let opened = Signal()
     private let completion = Mutex<(any Error)?>(nil)
+    private let closed = Mutex<(code: URLSessionWebSocketTask.CloseCode, reason: Data?)?>(nil)
 
+    /// What `didCloseWith` was given.
+    var closeArguments: (code: URLSessionWebSocketTask.CloseCode, reason: Data?)? { closed.withLock { $0 } }
     var calls: [String] { recorded.withLock { $0 } }
     var chosenProtocol: String?? { openedProtocol.withLock { $0 } }
     var completionError: (any Error)? { completion.withLock { $0 } }
@@ -26,6 +29,7 @@ final class WebSocketRecorder: NSObject, URLSessionWebSocketDelegate, Sendable {
         _ session: URLSession, webSocketTask: URLSessionWebSocketTask,
         didCloseWith closeCode: URLSessionWebSocketTask.CloseCode, reason: Data?
     ) {
+        closed.withLock { $0 = (closeCode, reason) }
         recorded.withLock { $0.append("didCloseWith") }
     }
 
@@ -86,6 +90,40 @@ final class WebSocketRecorder: NSObject, URLSessionWebSocketDelegate, Sendable {
             #expect(task.state == .completed)
             #expect(server.scriptFailures.isEmpty)
         }
+    }
+
+    @Test func applicationCloseCode_reachesTheDelegateAndTheTask_asSent() async throws {
+        let bye: [UInt8] = [0x0F, 0xA0] + Array("bye".utf8)  // 4000 "bye"
+        let script: [FaultServer.Step] = [
+            .readRequest, Self.switching(), .sendFrame(opcode: 8, payload: bye), .expectFrame(opcode: 8, payload: bye),
+        ]
+        try await withFaultServer([script]) { server in
+            let delegate = WebSocketRecorder()
+            let task = URLSession(configuration: .default, delegate: delegate, delegateQueue: nil)
+                .webSocketTask(with: Self.wsURL(server, "/web-socket"))
+            task.resume()
+            await delegate.completed.wait()
+            #expect(delegate.closeArguments?.code.rawValue == 4000)
+            #expect(delegate.closeArguments?.code == .other(4000))
+            #expect(delegate.closeArguments?.reason == Data("bye".utf8))
+            #expect(task.closeCode.rawValue == 4000)
+            switch task.closeCode {
+            case .normalClosure, .unsupportedData: Issue.record("read as \(task.closeCode)")
+            default: break
+            }
+        }
+    }
+
+    @Test func closeCode_namedCodesAreTheirCases_andUnnamedOnesKeepTheirValue() {
+        typealias Code = URLSessionWebSocketTask.CloseCode
+        #expect(Code(rawValue: 1000) == .normalClosure)
+        if case .normalClosure? = Code(rawValue: 1000) {} else { Issue.record("1000 is not .normalClosure") }
+        #expect(Code(rawValue: 3001)?.rawValue == 3001)
+        #expect(Code(rawValue: 4999) == .other(4999))
+        #expect(Code(rawValue: 5000) == nil)
+        #expect(Code(rawValue: 999) == nil)
+        #expect(Code(rawValue: 0) == .invalid)
+        #expect(Code.other(1001) == .goingAway)
     }
 
     @Test func completionHandlers_runOnTheDelegateQueue() async throws {

@@ -16,20 +16,71 @@ import FoundationNetworking
 /// too, in the order the results came.
 // @unchecked: adds only immutable references to Sendable objects.
 open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
-    public enum CloseCode: Int, Sendable {
-        case invalid = 0
-        case normalClosure = 1000
-        case goingAway = 1001
-        case protocolError = 1002
-        case unsupportedData = 1003
-        case noStatusReceived = 1005
-        case abnormalClosure = 1006
-        case invalidFramePayloadData = 1007
-        case policyViolation = 1008
-        case messageTooBig = 1009
-        case mandatoryExtensionMissing = 1010
-        case internalServerError = 1011
-        case tlsHandshakeFailure = 1015
+    /// A close frame's status code. The named cases are Apple's; any other
+    /// code a peer sends (3000–4999 are libraries' and applications' own,
+    /// RFC 6455 §7.4.2) arrives as `.other` with the code as received, as
+    /// Apple's `@objc` enumeration carries it, instead of being folded into
+    /// a named case. `rawValue` is the code either way, and switches over the
+    /// named cases with a `default` (or `@unknown default`) compile as before.
+    public enum CloseCode: RawRepresentable, Hashable, Sendable {
+        case invalid
+        case normalClosure
+        case goingAway
+        case protocolError
+        case unsupportedData
+        case noStatusReceived
+        case abnormalClosure
+        case invalidFramePayloadData
+        case policyViolation
+        case messageTooBig
+        case mandatoryExtensionMissing
+        case internalServerError
+        case tlsHandshakeFailure
+        /// A code with no case of its own (1000–4999), as received.
+        case other(Int)
+
+        /// The named case for `rawValue` when there is one, else `.other`;
+        /// nil outside 0 and 1000–4999 (no valid close code).
+        public init?(rawValue: Int) {
+            if let named = Self.named[rawValue] {
+                self = named
+            } else if (1000..<5000).contains(rawValue) {
+                self = .other(rawValue)
+            } else {
+                return nil
+            }
+        }
+
+        public var rawValue: Int {
+            switch self {
+            case .invalid: 0
+            case .normalClosure: 1000
+            case .goingAway: 1001
+            case .protocolError: 1002
+            case .unsupportedData: 1003
+            case .noStatusReceived: 1005
+            case .abnormalClosure: 1006
+            case .invalidFramePayloadData: 1007
+            case .policyViolation: 1008
+            case .messageTooBig: 1009
+            case .mandatoryExtensionMissing: 1010
+            case .internalServerError: 1011
+            case .tlsHandshakeFailure: 1015
+            case .other(let code): code
+            }
+        }
+
+        // Equal codes are equal however they were made (`.other(1000)` is
+        // `.normalClosure`).
+        public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawValue == rhs.rawValue }
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+        private static let named: [Int: CloseCode] = [
+            0: .invalid, 1000: .normalClosure, 1001: .goingAway, 1002: .protocolError, 1003: .unsupportedData,
+            1005: .noStatusReceived, 1006: .abnormalClosure, 1007: .invalidFramePayloadData, 1008: .policyViolation,
+            1009: .messageTooBig, 1010: .mandatoryExtensionMissing, 1011: .internalServerError,
+            1015: .tlsHandshakeFailure,
+        ]
     }
 
     public enum Message: Sendable {

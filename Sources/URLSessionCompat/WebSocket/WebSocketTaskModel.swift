@@ -45,8 +45,8 @@ final class WebSocketTaskModel: ConnectionTaskModel {
     var closeCode: URLSessionWebSocketTask.CloseCode {
         if guarded.withLock({ $0.droppedAfterOpening }) { return .normalClosure }
         let code = socket.closeCode.rawValue
-        // Codes Apple's enumeration has no case for (an application's 4xxx)
-        // read as FoundationNetworking reads them.
+        // An application's 4xxx arrives as `.other(4000)`; only a code no
+        // close frame may carry reads as FoundationNetworking reads it.
         return URLSessionWebSocketTask.CloseCode(rawValue: code) ?? .unsupportedData
     }
 
