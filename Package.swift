@@ -171,6 +171,10 @@ let package = Package(
         // MIGRATION.md's legacy XCTest that stubs the network with a URLProtocol.
         .testTarget(name: "MigrationGuideXCTests", dependencies: ["URLSessionCompat"], path: "Tests/MigrationGuide/StubbingXCTest"),
         .testTarget(name: "LegacyStyleTests", dependencies: ["URLSessionCompat", "LoopbackServer", "TestSupport"]),
+        // A program as users write them (one task, then the end of main),
+        // run by tests in a process of its own: what a program leaves on
+        // disk when it ends.
+        .executableTarget(name: "user-program", dependencies: ["URLSessionCompat"], path: "Tests/UserProgram"),
         .testTarget(
             name: "URLSessionCompatTests",
             dependencies: [

@@ -1,0 +1,35 @@
+// A program written as a user of the library writes one, for tests that
+// need a process of its own: it does one thing, then ends the way such
+// programs end (returning from top-level code). Tests run it with
+// `TestSupport.ChildProcess` and an environment of their own (HOME,
+// XDG_DATA_HOME), and read what it printed.
+//
+//   user-program fetch-default URL   a classic completion-handler task on
+//                                    a `.default` session (the shared cookie
+//                                    jar, kept on disk); prints the body
+import Foundation
+import URLSessionCompat
+
+let arguments = CommandLine.arguments.dropFirst()
+guard let command = arguments.first else {
+    FileHandle.standardError.write(Data("usage: user-program fetch-default URL\n".utf8))
+    exit(2)
+}
+
+switch command {
+case "fetch-default":
+    guard let text = arguments.dropFirst().first, let url = URL(string: text) else {
+        FileHandle.standardError.write(Data("fetch-default needs a URL\n".utf8))
+        exit(2)
+    }
+    let done = DispatchSemaphore(value: 0)
+    URLSession(configuration: .default).dataTask(with: url) { data, _, error in
+        if let error { FileHandle.standardError.write(Data("\(error)\n".utf8)) }
+        FileHandle.standardOutput.write(data ?? Data())
+        done.signal()
+    }.resume()
+    done.wait()
+default:
+    FileHandle.standardError.write(Data("unknown command \(command)\n".utf8))
+    exit(2)
+}
