@@ -272,3 +272,51 @@ final class SilentRedirectDelegate: NSObject, URLSessionTaskDelegate, @unchecked
         }
     }
 }
+
+/// `state` after `cancel()`: `.canceling` until the completion reaches the
+/// delegate or the handler, then `.completed`, as Apple's.
+@Suite struct CancelStateTests {
+    @Test func stateAfterCancel_isCanceling_untilTheCompletionIsDelivered() async throws {
+        try await withServer { server in
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            let delegate = LegacyDelegate()
+            let task = URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: queue)
+                .dataTask(with: server.url("/stall/100?after=10"))
+            task.resume()
+            // The delegate queue is busy, so the completion cannot be
+            // delivered however soon the core ends the transfer.
+            let release = DispatchSemaphore(value: 0)
+            queue.addOperation { release.wait() }
+            task.cancel()
+            #expect(task.state == .canceling)
+            try await Task.sleep(for: .milliseconds(300))  // the core has ended by now (not asserted on)
+            #expect(task.state == .canceling)
+            release.signal()
+            try await withTimeLimit(30) { await delegate.completed.wait() }
+            #expect(task.state == .completed)
+            #expect((delegate.error as? URLError)?.code == .cancelled)
+        }
+    }
+
+    @Test func stateAfterCancel_ofACompletionHandlerTask_isCanceling_untilTheHandlerRuns() async throws {
+        try await withServer { server in
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            let result = HandlerResult<Data>()
+            let task = URLSession(configuration: legacyConfiguration(), delegate: nil, delegateQueue: queue)
+                .dataTask(with: server.url("/stall/100?after=10")) { result.set($0, $1, $2) }
+            task.resume()
+            let release = DispatchSemaphore(value: 0)
+            queue.addOperation { release.wait() }
+            task.cancel()
+            #expect(task.state == .canceling)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(task.state == .canceling)
+            release.signal()
+            let (_, _, error) = try await withTimeLimit(30) { await result.value() }
+            #expect((error as? URLError)?.code == .cancelled)
+            #expect(task.state == .completed)
+        }
+    }
+}

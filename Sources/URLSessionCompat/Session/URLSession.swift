@@ -199,6 +199,7 @@ open class URLSession: NSObject, @unchecked Sendable {
             let lane = delegateQueue.maxConcurrentOperationCount == 1 ? completionLane : makeDelegateLane()
             task.core.whenCollectionEnds { [self] in
                 lane.post { [self] in
+                    task.markCompletionDelivered()
                     switch task.core.takeCollectedResult() {
                     case .success(let (body, response)): handler(body, response, nil)
                     case .failure(let error): handler(nil, task.core.response, error)

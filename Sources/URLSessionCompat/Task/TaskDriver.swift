@@ -98,6 +98,7 @@ struct TaskDriver: Sendable {
             }
         case .response(let response, let decision):
             if case .bytes(let slot) = completion {
+                task.markCompletionDelivered()
                 slot.fill(.success((AsyncBytes(task: task.core), response)))
                 await session.taskDidComplete(task)
                 return .handedOver
@@ -225,6 +226,8 @@ struct TaskDriver: Sendable {
     private func finish(_ progress: Progress, error: (any Error)?) async {
         let current = progress.current
         let response = task.core.response
+        task.markCompletionDelivered()
+        if current !== task { current.markCompletionDelivered() }
         switch completion {
         case .delegate:
             await notify(URLSessionTaskDelegate.self, on: current) { delegate in

@@ -33,6 +33,10 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var handedOver = false
         /// `cancel()` was called: no more waiting for this task's delegate.
         var cancelRequested = false
+        /// Its driver runs and has not delivered the completion yet: until
+        /// it has, a task the core has ended reads `.canceling` (cancelled)
+        /// or `.running`, as Apple's, never `.completed`.
+        var completionPending = false
         /// Resumes the driver if it waits on this task's delegate.
         var pendingAnswer: (@Sendable () -> Void)?
         var earliestBeginDate: Date?
@@ -113,8 +117,15 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     open var progress: Progress { model.progress }
 
     open var state: State {
-        if guarded.withLock({ $0.handedOver }) { return .completed }
-        return model.classicState
+        let (handedOver, pending, cancelled) = guarded.withLock {
+            ($0.handedOver, $0.completionPending, $0.cancelRequested)
+        }
+        if handedOver { return .completed }
+        let state = model.classicState
+        // The core ends first; the completion reaches the delegate or the
+        // handler later, on the delegate queue.
+        if pending, state == .completed { return cancelled ? .canceling : .running }
+        return state
     }
 
     open var priority: Float {
@@ -224,6 +235,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     private func startDriverOnce() {
         let first = guarded.withLock { guarded -> Bool in
             defer { guarded.started = true }
+            if !guarded.started, transfer != nil, session != nil { guarded.completionPending = true }
             return !guarded.started
         }
         if first { session?.startDriver(for: self) }
@@ -256,6 +268,12 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
             return guarded.pendingAnswer
         }
         abandon?()
+    }
+
+    /// The completion is being delivered (or the task was handed over to
+    /// `bytes(for:)`): from now on the state is the core's.
+    func markCompletionDelivered() {
+        guarded.withLock { $0.completionPending = false }
     }
 
     /// A data task that became a download task is over.
