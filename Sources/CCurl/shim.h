@@ -80,6 +80,12 @@ static inline CURLcode ccurl_easy_setopt_read_function(CURL *easy, ccurl_data_ca
 static inline CURLcode ccurl_easy_setopt_seek_function(CURL *easy, ccurl_seek_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, callback);
 }
+/// Asked once a chunked upload's body has ended: the trailer fields to send
+/// (CURLOPT_TRAILERFUNCTION; libcurl frees the list).
+typedef int (*ccurl_trailer_callback)(struct curl_slist **list, void *userdata);
+static inline CURLcode ccurl_easy_setopt_trailer_function(CURL *easy, ccurl_trailer_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_TRAILERFUNCTION, callback);
+}
 
 /// Opens a connection's socket (CURLOPT_OPENSOCKETFUNCTION) and closes it
 /// (CURLOPT_CLOSESOCKETFUNCTION): the engine learns which socket numbers

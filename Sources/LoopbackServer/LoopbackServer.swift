@@ -24,7 +24,7 @@
 // - Bytes: /bytes/N, /chunked/N, /drip/N, /stall/N, /stall-headers, /drop/N[?how=reset|garbage],
 //   /close-delimited/N, /gzip/N, /range/N (ByteRoutes.swift, RangeRoute.swift).
 // - Requests: /echo (method, headers, body length and SHA-256), /echo-body (EchoRoutes.swift).
-// - Status and headers: /status/CODE, /delay/MS, /close-idle/MS, /response-headers, /headers/big, /connection,
+// - Status and headers: /status/CODE, /delay/MS, /close-idle/MS, /response-headers, /trailers, /headers/big, /connection,
 //   /garbage (MiscRoutes.swift).
 // - Redirects: /redirect/N, /redirect-to, /redirect-loop, /redirect-no-location,
 //   /redirect-echo, /cross-origin-redirect (RedirectRoutes.swift); /redirect-raw, whose

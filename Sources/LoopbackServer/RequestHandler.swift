@@ -79,7 +79,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .echoBody(let collector):
                 collector.consume(buffer)
             }
-        case .end:
+        case .end(let trailers):
             guard case .receiving(let head, let route) = state else { return }
             state = .answering(head)
             let plan: ResponsePlan
@@ -87,7 +87,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .respond(let fixedPlan):
                 plan = fixedPlan
             case .echo(let digest):
-                plan = digest.response(for: head)
+                plan = digest.response(for: head, trailers: trailers)
             case .echoBody(let collector):
                 plan = collector.response(for: head)
             }
@@ -131,6 +131,13 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 context.write(Self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
             }
             endResponse(for: request, context: context)
+
+        case .trailed(let head, let body, let trailers):
+            write(head: head, for: request, context: context)
+            if body.readableBytes > 0, request.method != .HEAD {
+                context.write(Self.wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+            }
+            endResponse(for: request, trailers: trailers, context: context)
 
         case .pattern(let head, let stream):
             let headWritten = write(head: head, for: request, context: context)
@@ -210,17 +217,17 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Ends the response; over HTTP/1.1 the connection then serves the next request, or closes
     /// if the client asked for that.
-    private func endResponse(for request: HTTPRequestHead, context: ChannelHandlerContext) {
+    private func endResponse(for request: HTTPRequestHead, trailers: HTTPHeaders? = nil, context: ChannelHandlerContext) {
         progress = nil
         guard transport == .http1, !request.isKeepAlive else {
             // Set before writing: the pipelining handler may hand over the next request from
             // inside this write.
             state = .idle
-            context.writeAndFlush(Self.wrapOutboundOut(.end(nil)), promise: nil)
+            context.writeAndFlush(Self.wrapOutboundOut(.end(trailers)), promise: nil)
             return
         }
         state = .closed
-        context.writeAndFlush(Self.wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
+        context.writeAndFlush(Self.wrapOutboundOut(.end(trailers))).assumeIsolated().whenComplete { _ in
             context.close(promise: nil)
         }
     }

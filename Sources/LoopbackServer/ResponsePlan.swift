@@ -12,6 +12,9 @@ enum Transport: Sendable {
 indirect enum ResponsePlan {
     /// A complete response with a small in-memory body. Content-Length is set by the writer.
     case fixed(HTTPResponseHead, body: ByteBuffer)
+    /// A response without Content-Length (chunked over HTTP/1.1), its body,
+    /// then these trailer fields after the body.
+    case trailed(HTTPResponseHead, body: ByteBuffer, trailers: HTTPHeaders)
     /// The head (framing headers included), then pattern bytes as the channel can take them.
     case pattern(HTTPResponseHead, PatternStream)
     /// The head (framing headers included), then each piece flushed on its own, `interval`

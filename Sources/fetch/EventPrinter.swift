@@ -42,6 +42,8 @@ struct EventPrinter {
             chunkNumber += 1
             totalBytes += chunk.count
             return "data: \(chunk.count) bytes (total \(totalBytes))"
+        case .trailers(let trailers):
+            return "trailers: " + trailers.map { "\($0.name): \($0.value)" }.joined(separator: ", ")
         case .willCacheResponse(let decision):
             return "willCacheResponse: \(decision.proposedResponse.data.count) body bytes (storing)"
         case .metrics(let metrics):

@@ -229,10 +229,16 @@ struct Echo: Decodable {
     var method: String
     var uri: String
     var headers: [[String]]
+    /// Fields after a chunked body.
+    var trailers: [[String]]
     var bodyLength: Int
     var bodySHA256: String
 
     func value(of name: String) -> String? {
         headers.first { $0.first?.lowercased() == name }.flatMap { $0.count > 1 ? $0[1] : nil }
+    }
+
+    func trailer(_ name: String) -> String? {
+        trailers.first { $0.first?.lowercased() == name }.flatMap { $0.count > 1 ? $0[1] : nil }
     }
 }

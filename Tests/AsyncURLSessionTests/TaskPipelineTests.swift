@@ -147,6 +147,7 @@ import Testing
             case .deliver(.response, _), .deliver(.informationalResponse, _): kinds.append("response")
             case .deliver(.data, _): kinds.append("data")
             case .deliver(.metrics, _): kinds.append("metrics")
+            case .deliver(.trailers, _): kinds.append("trailers")
             case .deliver(.redirect, _), .deliver(.challenge, _), .deliver(.needBodyStream, _),
                 .deliver(.willCacheResponse, _):
                 kinds.append("decision")

@@ -104,11 +104,31 @@ import Testing
         #expect(heads.first?.fields.first?.value == "one two")
     }
 
-    @Test func trailers_afterTheBody_areIgnored() {
+    @Test func trailers_afterTheBody_makeNoHead_andAreKeptForTheEnd() throws {
         var parser = ResponseHeadParser()
         _ = feed(&parser, ["HTTP/1.1 200 OK\r\n", "\r\n"])
-        let trailers = feed(&parser, ["X-Checksum: abc\r\n", "\r\n"])
-        #expect(trailers.isEmpty)
+        // As libcurl hands them over: a line each, no blank line after.
+        let heads = feed(&parser, ["X-Checksum: abc\r\n", "Server-Timing:  db;dur=53 \r\n"])
+        #expect(heads.isEmpty)
+        let taken = parser.takeTrailers()
+        let trailers = try #require(taken)
+        #expect(trailers.indices.map { "\(trailers.name(at: $0))=\(trailers.value(at: $0))" }
+            == ["X-Checksum=abc", "Server-Timing=db;dur=53"])
+        #expect(parser.takeTrailers() == nil)
+    }
+
+    @Test func linesBeforeAnyFinalHead_areNoTrailers() {
+        var parser = ResponseHeadParser()
+        _ = feed(&parser, ["X-Stray: 1\r\n"])
+        _ = feed(&parser, ["HTTP/1.1 100 Continue\r\n", "\r\n", "X-Stray: 2\r\n"])
+        #expect(parser.takeTrailers() == nil)
+    }
+
+    @Test func aNewResponseHead_dropsTheTrailersOfThePreviousOne() {
+        var parser = ResponseHeadParser()
+        _ = feed(&parser, ["HTTP/1.1 401 Unauthorized\r\n", "\r\n", "X-Old: 1\r\n"])
+        _ = feed(&parser, ["HTTP/1.1 200 OK\r\n", "\r\n"])
+        #expect(parser.takeTrailers() == nil)
     }
 
     @Test func nonUTF8Value_isReadAsLatin1() {

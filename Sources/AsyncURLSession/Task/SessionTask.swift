@@ -66,6 +66,11 @@ public final class SessionTask: Sendable {
     public var progress: Progress { core.progress }
     /// The metrics of a finished task.
     public var metrics: TaskMetrics? { core.metrics }
+    /// The fields the response sent after its body, once the task has
+    /// ended well (nil before, on failure, or when it sent none). For
+    /// `task.events` they also come as `.trailers`; for `collectedData()`
+    /// and `bytes(for:)` (`AsyncBytes.task`), read them here at the end.
+    public var trailers: ResponseTrailers? { core.trailers }
 
     /// 0...1, as URLSessionTask; accepted and kept, not used for scheduling.
     public var priority: Float {

@@ -87,7 +87,8 @@ extension TaskCore {
     private func launchStreamedHop(
         _ request: URLRequest, credential: HopCredential?, source: BodySource, length: Int64?
     ) {
-        let stream = BodyStream()
+        let sendsTrailers = if case .chunks(let chunks) = source { chunks.sendsTrailers } else { false }
+        let stream = BodyStream(sendsTrailers: sendsTrailers)
         switch source {
         case .chunks(let chunks):
             Task { await chunks.pump(stream) }

@@ -144,6 +144,11 @@ extension TaskCore {
                     fetchType: guarded.localTransfer?.fetchType ?? .networkLoad))
             }
             guarded.localTransfer = nil
+            // Only the final response's trailers reach the consumer (not
+            // those of a redirect or a 401 held for a decision).
+            if let fields = outcome.trailers, outcome.error == nil, guarded.hop.held == nil {
+                guarded.pipeline.receivedTrailers(ResponseTrailers(fields))
+            }
             var end: HopEnd = outcome.tlsChallenge.map { .tlsChallenge($0) } ?? outcome.error.map { .failure($0) }
                 ?? .success
             if let methods = outcome.proxyAuthenticationMethods, let error = outcome.error {

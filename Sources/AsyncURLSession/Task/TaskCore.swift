@@ -179,6 +179,9 @@ final class TaskCore: Sendable {
     var response: HTTPURLResponse? { guarded.withLock { $0.pipeline.responseSource }?.response }
     var error: URLError? { guarded.withLock { $0.pipeline.error } }
     var metrics: TaskMetrics? { guarded.withLock { $0.pipeline.metrics } }
+    var trailers: ResponseTrailers? {
+        guarded.withLock { $0.pipeline.end == nil ? nil : $0.pipeline.trailers }
+    }
     var currentRequest: URLRequest { guarded.withLock { $0.hop.request } }
     var countOfBytesReceived: Int64 { guarded.withLock { $0.pipeline.bytesReceived } }
     var countOfBytesExpectedToReceive: Int64 { guarded.withLock { $0.pipeline.bytesExpectedToReceive } }
@@ -578,7 +581,7 @@ extension TaskEvent {
         case .needBodyStream(let decision): return .bodyStream(decision)
         case .willCacheResponse(let decision): return .cache(decision)
         case .data, .metrics, .uploadProgress, .downloadProgress, .downloaded, .resumed, .informationalResponse,
-            .waitingForConnectivity:
+            .waitingForConnectivity, .trailers:
             return nil
         }
     }

@@ -44,6 +44,10 @@ public enum TaskEvent: Sendable {
     case response(HTTPURLResponse, ResponseDecision)
     /// The next piece of the body, in order; the pieces concatenate to the body.
     case data(Data)
+    /// The fields the response sent after its body (a chunked HTTP/1.1
+    /// body's trailer section, or HTTP/2's), after the last `data` and
+    /// before `metrics`; only when it sent some and the body arrived whole.
+    case trailers(ResponseTrailers)
     /// The session's cache is about to store the response (after the last
     /// `data`, before `metrics`): keep it, change it or refuse it. Only for
     /// a response the cache may store, never for one it served.

@@ -56,6 +56,9 @@ struct TaskPipeline {
     /// (see `ResponseSource`).
     private(set) var responseSource: ResponseSource?
     private(set) var metrics: TaskMetrics?
+    /// The final response's trailer fields: kept from the end of its hop,
+    /// delivered (events) at the task's successful end, dropped on failure.
+    private(set) var trailers: ResponseTrailers?
     private(set) var bytesReceived: Int64 = 0
     private(set) var bytesSent: Int64 = 0
     /// `bytesSent` as of the last upload progress event.
@@ -227,6 +230,13 @@ struct TaskPipeline {
     mutating func offer(_ event: TaskEvent) -> DeliveryAction {
         guard lifecycle != .canceling, lifecycle != .finished, consumer == .events else { return .none }
         return enqueue(event)
+    }
+
+    /// The final response's hop ended with trailer fields: they follow the
+    /// body when the task ends well (`finish`).
+    mutating func receivedTrailers(_ received: ResponseTrailers) {
+        guard lifecycle != .canceling, lifecycle != .finished else { return }
+        trailers = received
     }
 
     /// A hop's transfer ended without ending the task (a decision follows).
@@ -488,10 +498,14 @@ struct TaskPipeline {
         lifecycle = .finished
         end = error.map { .failure($0) } ?? .success(())
         self.metrics = metrics
+        if error != nil { trailers = nil }
         if case .collect = consumer { return .completeCollect }
-        if let metrics, case .wakeConsumer(let event) = enqueue(.metrics(metrics)) {
-            return .wakeConsumer(event)
-        }
+        // Trailers, then metrics: the first one enqueued may wake a parked
+        // consumer; the other then waits in the queue behind it.
+        var wake: TaskEvent?
+        if let trailers, case .wakeConsumer(let event) = enqueue(.trailers(trailers)) { wake = event }
+        if let metrics, case .wakeConsumer(let event) = enqueue(.metrics(metrics)) { wake = event }
+        if let wake { return .wakeConsumer(wake) }
         if consumerWaiting && queue.isEmpty {
             consumerWaiting = false
             return .endStream(error)

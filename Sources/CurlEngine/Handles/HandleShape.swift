@@ -67,7 +67,14 @@ final class HandleShape {
         // the handle for a later transfer.
         // Nor proxy credentials: libcurl keeps proxy authentication state too.
         request.authentication == nil && request.tlsChallenges == nil && request.proxy?.user == nil
-            && !request.connectOnly
+            && !request.connectOnly && !sendsTrailers(request)
+    }
+
+    /// A body with trailers sets a trailer callback and HTTP/1.1, which must
+    /// not stay on the handle for a later transfer.
+    private static func sendsTrailers(_ request: TransferRequest) -> Bool {
+        if case .stream(let stream, _) = request.body { return stream.sendsTrailers }
+        return false
     }
 
     private static func hasBody(_ request: TransferRequest) -> Bool {

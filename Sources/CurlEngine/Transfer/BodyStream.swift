@@ -8,6 +8,9 @@ import Synchronization
 /// upload (CURL_READFUNC_PAUSE) until the producer writes again.
 package final class BodyStream: Sendable {
     package let capacity: Int
+    /// The body ends with trailer fields (`finish(trailers:)`): it is sent
+    /// chunked over HTTP/1.1, the only way libcurl 7.88.1 sends them.
+    package let sendsTrailers: Bool
     private let state = Mutex(State())
 
     private struct State: ~Copyable {
@@ -24,12 +27,15 @@ package final class BodyStream: Sendable {
         var cancelled = false
         /// A local hop's reader (`nextChunk`) waiting for bytes.
         var localReader: CheckedContinuation<Void, Never>?
+        /// The fields sent after the body (`sendsTrailers`).
+        var trailers: [(name: String, value: String)] = []
     }
 
     private let blockingSpace = DispatchSemaphore(value: 0)
 
-    package init(capacity: Int = 1 << 20) {
+    package init(capacity: Int = 1 << 20, sendsTrailers: Bool = false) {
         self.capacity = max(1, capacity)
+        self.sendsTrailers = sendsTrailers
     }
 
     // MARK: Producer side (any thread)
@@ -81,13 +87,15 @@ package final class BodyStream: Sendable {
         }
     }
 
-    /// No more bytes: the body ends here, or fails with `error`.
-    package func finish(error: URLError? = nil) {
+    /// No more bytes: the body ends here (followed by `trailers`, for a
+    /// stream that `sendsTrailers`), or fails with `error`.
+    package func finish(error: URLError? = nil, trailers: [(name: String, value: String)] = []) {
         let (wake, reader) = state.withLock {
             state -> ((TransferID, EngineSessionID)?, CheckedContinuation<Void, Never>?) in
             guard !state.finished else { return (nil, nil) }
             state.finished = true
             state.failure = error
+            state.trailers = trailers
             return (takeEngineWaiter(&state), takeLocalReader(&state))
         }
         if let (id, session) = wake { CurlEngine.shared.resumeSending(id, in: session) }
@@ -137,6 +145,10 @@ package final class BodyStream: Sendable {
             }
         }
     }
+
+    /// The trailer fields given at `finish`, for the engine (once the body
+    /// has ended) or a local reader.
+    package var trailers: [(name: String, value: String)] { state.withLock { $0.trailers } }
 
     /// Whether the transfer stopped wanting bytes.
     package var isCancelled: Bool { state.withLock { $0.cancelled } }

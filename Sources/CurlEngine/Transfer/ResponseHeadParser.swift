@@ -7,8 +7,11 @@ import Glibc
 /// 1xx interim responses, the final response, and trailers after the body.
 /// A block that starts with a status line is a response head: a final one,
 /// or an informational one (1xx other than 101, whose protocol switch libcurl
-/// handles), which a final one follows. Trailer lines (no status line first)
-/// are ignored.
+/// handles), which a final one follows. Lines after the final head's block
+/// (no status line first) are the body's trailer fields: libcurl hands them
+/// over one line each once the body has ended (chunked HTTP/1.1, HTTP/2), with
+/// no blank line after them, so they are kept until the transfer ends
+/// (`takeTrailers`).
 /// After a header pause libcurl may pass several lines in one call, so a call's
 /// bytes are split on LF.
 struct ResponseHeadParser {
@@ -27,6 +30,11 @@ struct ResponseHeadParser {
     private var conflictingContentLength = false
     private var hasContentLength = false
     private var hasTransferEncoding = false
+    /// A final head's block ended: later lines without a status line are trailers.
+    private var finalHeadEnded = false
+    /// The trailer fields after the final head's body; nil when none came
+    /// (made on the first one: most responses have none).
+    private var trailers: ResponseHeaderFields?
     /// The head of a final block that ended in this call, handed out by `consume`.
     private var completed: ResponseHead?
     /// Total header bytes accepted, to cap hostile responses.
@@ -83,7 +91,10 @@ struct ResponseHeadParser {
             beginBlock(statusLine: line)
             return
         }
-        guard statusCode != nil else { return }  // trailer or stray line
+        guard statusCode != nil else {
+            if finalHeadEnded { appendTrailer(line) }  // else a stray line
+            return
+        }
         if let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t"), !buffers.scratch.isEmpty {
             // Obsolete line folding: libcurl does not unfold, so we do.
             buffers.scratch.unfoldIntoLastValue(Self.trimmed(line))
@@ -116,6 +127,20 @@ struct ResponseHeadParser {
         return
     }
 
+    private mutating func appendTrailer(_ line: UnsafeRawBufferPointer) {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        var fields = trailers ?? ResponseHeaderFields()
+        fields.append(
+            name: UnsafeRawBufferPointer(rebasing: line[0..<colon]),
+            value: Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])))
+        trailers = fields
+    }
+
+    /// The trailer fields of the final response's body, if it had any.
+    mutating func takeTrailers() -> ResponseHeaderFields? {
+        trailers.take()
+    }
+
     /// Starts with "HTTP/" (compared as bytes: `starts(with:)` over a
     /// String's UTF-8 view took a generic path on every line).
     private static func isStatusLine(_ line: UnsafeRawBufferPointer) -> Bool {
@@ -137,6 +162,8 @@ struct ResponseHeadParser {
         buffers.scratch.removeAll()
         buffers.scratch.reserveTypicalCapacity()
         contentLength = nil
+        finalHeadEnded = false
+        trailers = nil
         hasContentEncoding = false
         contentTypeSeen = false
         contentTypeIsMultipart = false
@@ -160,6 +187,7 @@ struct ResponseHeadParser {
                 hasContentEncoding: false, contentTypeIsMultipart: false)
             return
         }
+        finalHeadEnded = true
         completed = ResponseHead(
             statusCode: code, httpVersion: httpVersion, fields: buffers.fieldsToHandOut(), contentLength: contentLength,
             hasContentEncoding: hasContentEncoding, contentTypeIsMultipart: contentTypeIsMultipart,

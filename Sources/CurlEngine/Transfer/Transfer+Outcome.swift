@@ -8,7 +8,9 @@ extension Transfer {
         // A failure needs them to tell what went wrong (connected or not).
         let metrics = collectsMetrics || code != CURLE_OK ? collectMetrics() : .empty(fetchStart: fetchStart)
         if code == CURLE_OK {
-            return TransferOutcome(error: truncationError(), metrics: metrics)
+            var outcome = TransferOutcome(error: truncationError(), metrics: metrics)
+            if outcome.error == nil { outcome.trailers = headParser.takeTrailers() }
+            return outcome
         }
         if let report = tlsChallengeReport {
             var outcome = TransferOutcome(

@@ -335,6 +335,13 @@ final class Transfer {
             check(handle.set(CURLOPT_SEEKDATA, pointer: me))
             check(handle.set(CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferSize))
             if method != "POST" { check(handle.set(CURLOPT_CUSTOMREQUEST, method)) }
+            if case .stream(let stream, _) = request.body, stream.sendsTrailers {
+                // libcurl 7.88.1 asks for trailers only at the end of a
+                // chunked HTTP/1.1 upload; over HTTP/2 it never does.
+                check(handle.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1))
+                check(ccurl_easy_setopt_trailer_function(handle.raw, transferTrailerCallback))
+                check(handle.set(CURLOPT_TRAILERDATA, pointer: me))
+            }
         }
     }
 
@@ -357,7 +364,13 @@ final class Transfer {
             uploadLength = 0
         case .data(let data):
             uploadLength = Int64(data.count)
-        case .stream(_, let length):
+        case .stream(let stream, let length):
+            if stream.sendsTrailers, length != nil {
+                return URLError.make(
+                    .requestBodyStreamExhausted, url: request.url,
+                    reason: "Trailer fields follow only a body of unknown length, which is sent chunked: "
+                        + "remove Content-Length from the request, or send no trailers.")
+            }
             uploadLength = length ?? -1
         case .file(let url):
             let fd = open(url.path, O_RDONLY | O_CLOEXEC)
@@ -504,6 +517,19 @@ final class Transfer {
         return count
     }
 
+    /// The trailer fields of a chunked upload whose body has ended, appended
+    /// to libcurl's list (checked by the core: tokens, no CR, LF or NUL).
+    fileprivate func sendTrailers(into list: UnsafeMutablePointer<UnsafeMutablePointer<curl_slist>?>) -> Int32 {
+        guard case .stream(let stream, _) = request.body else { return Int32(CURL_TRAILERFUNC_OK) }
+        for (name, value) in stream.trailers {
+            guard let appended = curl_slist_append(list.pointee, "\(name): \(value)") else {
+                return Int32(CURL_TRAILERFUNC_ABORT)
+            }
+            list.pointee = appended
+        }
+        return Int32(CURL_TRAILERFUNC_OK)
+    }
+
     fileprivate func seekBody(to offset: Int64) -> Int32 {
         switch request.body {
         case .data, .file:
@@ -537,6 +563,10 @@ private let transferHeaderCallback: ccurl_data_callback = { buffer, size, count,
 private let transferReadCallback: ccurl_data_callback = { buffer, size, count, userdata in
     let destination = UnsafeMutableRawBufferPointer(start: buffer, count: size * count)
     return Unmanaged<Transfer>.fromOpaque(userdata!)._withUnsafeGuaranteedRef { $0.sendBody(into: destination) }
+}
+
+private let transferTrailerCallback: ccurl_trailer_callback = { list, userdata in
+    Unmanaged<Transfer>.fromOpaque(userdata!)._withUnsafeGuaranteedRef { $0.sendTrailers(into: list!) }
 }
 
 private let transferSeekCallback: ccurl_seek_callback = { userdata, offset, origin in

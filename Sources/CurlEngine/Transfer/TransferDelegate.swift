@@ -83,6 +83,9 @@ package struct TransferOutcome: Sendable {
     /// The proxy answered the CONNECT with 407, offering these methods
     /// (strongest first; empty when it named none libcurl speaks).
     package var proxyAuthenticationMethods: [TransferRequest.Authentication.Scheme]?
+    /// The final response's trailer fields (after a chunked or HTTP/2
+    /// body), when it sent any and the transfer succeeded.
+    package var trailers: ResponseHeaderFields?
 
     package init(error: URLError?, metrics: TransferMetrics) {
         self.error = error

@@ -14,12 +14,16 @@ final class EchoDigest {
     }
 
     /// 200 with the JSON description of the request.
-    func response(for head: HTTPRequestHead) -> ResponsePlan {
+    /// `trailers`: the fields after a chunked request body, listed as
+    /// "trailers" as the headers are.
+    func response(for head: HTTPRequestHead, trailers: HTTPHeaders? = nil) -> ResponsePlan {
         let digest = Hex.string(hasher.finalize())
         let headerList = head.headers.map { "[\(JSON.string($0.name)),\(JSON.string($0.value))]" }
+        let trailerList = (trailers ?? [:]).map { "[\(JSON.string($0.name)),\(JSON.string($0.value))]" }
         let json = """
             {"method":\(JSON.string(head.method.rawValue)),"uri":\(JSON.string(head.uri)),\
             "headers":[\(headerList.joined(separator: ","))],\
+            "trailers":[\(trailerList.joined(separator: ","))],\
             "bodyLength":\(length),"bodySHA256":\(JSON.string(digest))}
             """
         var headers = HTTPHeaders()

@@ -58,6 +58,24 @@ enum MiscRoutes {
         return .text(.ok, "ok", headers: headers)
     }
 
+    /// GET /trailers?name=value&...: 200 with the body "trailed body" (chunked over
+    /// HTTP/1.1), then one trailer field per query pair, in order.
+    static func trailers(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
+        var trailers = HTTPHeaders()
+        for (name, value) in request.target.query {
+            guard HTTPSyntax.isToken(name) else {
+                throw BadRequest(message: "\(name.debugDescription) is not a valid field name")
+            }
+            guard HTTPSyntax.isSendableHeaderValue(value) else {
+                throw BadRequest(message: "field values must not contain CR, LF or NUL")
+            }
+            trailers.add(name: name, value: value)
+        }
+        let head = HTTPResponseHead(
+            version: .http1_1, status: .ok, headers: ["Content-Type": "text/plain; charset=utf-8"])
+        return .trailed(head, body: ByteBuffer(string: "trailed body"), trailers: trailers)
+    }
+
     /// Largest X-Big over HTTP/2. NIOHTTP2 cannot split a header block into CONTINUATION
     /// frames, so the HPACK-encoded headers must fit one frame (16 KiB unless the client allows
     /// more); 24 KiB of "a" encode to 15 KiB. A bigger request gets a 400 that says so instead

@@ -84,6 +84,8 @@ enum Router {
             return .respond(try CacheRoute.respond(request))
         case ("connection", 1):
             return .respond(.text(.ok, "\(request.connectionID)"))
+        case ("trailers", 1):
+            return .respond(try MiscRoutes.trailers(request))
         case ("response-headers", 1):
             return .respond(try MiscRoutes.responseHeaders(request))
         case ("auth", 2) where segments[1] == "basic":

@@ -130,6 +130,9 @@ struct TaskDriver: Sendable {
             }
         case .downloaded(let location):
             try await downloaded(location, &progress)
+        case .trailers:
+            // Apple's classic API has no call for them.
+            break
         case .willCacheResponse(let decision):
             // As Apple: the body (held or not) reaches the delegate first.
             await deliverHeldBody(&progress)

@@ -27,6 +27,7 @@ struct RecordedEvents: Sendable {
     var downloadedFileMatchesPattern: Bool?
     var downloadedFileSize: Int?
     var resumedAt: (Int64, Int64)?
+    var trailers: ResponseTrailers?
 }
 
 func record(_ task: SessionTask) async -> RecordedEvents {
@@ -65,6 +66,9 @@ func record(_ task: SessionTask) async -> RecordedEvents {
                 recorded.downloadedFile = url
                 recorded.downloadedFileMatchesPattern = fileMatchesPattern(url)
                 recorded.downloadedFileSize = fileSize(url)
+            case .trailers(let trailers):
+                recorded.kinds.append("trailers")
+                recorded.trailers = trailers
             case .willCacheResponse:
                 recorded.kinds.append("willCacheResponse")
             case .waitingForConnectivity:
