@@ -67,6 +67,31 @@ import Glibc
         return configuration
     }
 
+    @Test func aCompletionHandlerTask_inABackgroundSession_failsThroughItsHandler_sayingWhy() async throws {
+        try await withServer(timeLimit: 90) { server in
+            let sandbox = try AgentSandbox()
+            defer { sandbox.remove() }
+            defer { sandbox.stopAgent() }
+            let session = URLSession(
+                configuration: Self.configuration("handlers", sandbox), delegate: Recorder(), delegateQueue: nil)
+            let failure = Mutex<(any Error)?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            session.downloadTask(with: server.url("/bytes/10")) { location, _, error in
+                #expect(location == nil)
+                failure.withLock { $0 = error }
+                done.signal()
+            }.resume()
+            let finished = await withCheckedContinuation { continuation in
+                Thread { continuation.resume(returning: done.wait(timeout: .now() + 30) == .success) }.start()
+            }
+            #expect(finished)
+            let message = failure.withLock { ($0 as? URLError)?.localizedDescription } ?? ""
+            #expect(message.contains("Completion handlers are not supported in background sessions"))
+            #expect(server.acceptedConnections == 0)
+            session.invalidateAndCancel()
+        }
+    }
+
     @Test func aClassicBackgroundDownload_reachesItsDelegate() async throws {
         try await withServer(timeLimit: 90) { server in
             let sandbox = try AgentSandbox()

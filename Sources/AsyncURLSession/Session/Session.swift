@@ -120,6 +120,16 @@ public actor Session {
         }
     }
 
+    /// A task that sends nothing and fails with `error` when resumed, as the
+    /// session's own refusals do (an invalid request, bad resume data): for
+    /// code that offers tasks over a session and must refuse one the session
+    /// would accept (the classic adapter refuses completion handlers in
+    /// background sessions, as Apple does). A data task, or a download task
+    /// with `download`.
+    public nonisolated func refusedTask(for request: URLRequest, download: Bool = false, error: URLError) -> SessionTask {
+        makeTask(request, kind: download ? .download : .data, upload: .none, delegate: nil, refusal: error)
+    }
+
     private static var placeholderRequest: URLRequest { URLRequest(url: URL(fileURLWithPath: "/")) }
 
     nonisolated func makeTask(

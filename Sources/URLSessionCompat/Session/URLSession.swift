@@ -317,6 +317,19 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     // MARK: - Task factories (completion handler)
 
+    /// Apple raises an exception for a completion handler in a background
+    /// session; here the task fails instead, through its handler, saying so.
+    private func refusingHandlerIfBackground(_ request: URLRequest, download: Bool = false) -> SessionTask? {
+        guard asyncSession.configuration.backgroundIdentifier != nil else { return nil }
+        return asyncSession.refusedTask(
+            for: request, download: download,
+            error: URLError(.unknown, userInfo: [
+                NSLocalizedDescriptionKey: "Completion handlers are not supported in background sessions (Apple "
+                    + "raises an exception): make the task without a handler and use the session's delegate.",
+                NSURLErrorFailingURLErrorKey: request.url as Any,
+            ]))
+    }
+
     /// The body is collected in memory (up to the configuration's
     /// `maximumCollectedBodySize`) and handed to `completionHandler` on the
     /// delegate queue; the delegate still hears redirects and challenges.
@@ -325,8 +338,8 @@ open class URLSession: NSObject, @unchecked Sendable {
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDataTask {
         register(
-            asyncSession.dataTask(with: request), as: URLSessionDataTask.init(core:identifier:session:),
-            completion: .data(completionHandler))
+            refusingHandlerIfBackground(request) ?? asyncSession.dataTask(with: request),
+            as: URLSessionDataTask.init(core:identifier:session:), completion: .data(completionHandler))
     }
 
     open func dataTask(
@@ -340,8 +353,8 @@ open class URLSession: NSObject, @unchecked Sendable {
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionUploadTask {
         register(
-            asyncSession.uploadTask(with: request, from: bodyData ?? Data()), as: URLSessionUploadTask.init(core:identifier:session:),
-            completion: .data(completionHandler))
+            refusingHandlerIfBackground(request) ?? asyncSession.uploadTask(with: request, from: bodyData ?? Data()),
+            as: URLSessionUploadTask.init(core:identifier:session:), completion: .data(completionHandler))
     }
 
     open func uploadTask(
@@ -349,8 +362,8 @@ open class URLSession: NSObject, @unchecked Sendable {
         completionHandler: @escaping @Sendable (Data?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionUploadTask {
         register(
-            asyncSession.uploadTask(with: request, fromFile: fileURL), as: URLSessionUploadTask.init(core:identifier:session:),
-            completion: .data(completionHandler))
+            refusingHandlerIfBackground(request) ?? asyncSession.uploadTask(with: request, fromFile: fileURL),
+            as: URLSessionUploadTask.init(core:identifier:session:), completion: .data(completionHandler))
     }
 
     /// The file exists while `completionHandler` runs and is deleted after it
@@ -359,8 +372,8 @@ open class URLSession: NSObject, @unchecked Sendable {
         with request: URLRequest, completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask {
         register(
-            asyncSession.downloadTask(with: request), as: URLSessionDownloadTask.init(core:identifier:session:),
-            completion: .download(completionHandler))
+            refusingHandlerIfBackground(request, download: true) ?? asyncSession.downloadTask(with: request),
+            as: URLSessionDownloadTask.init(core:identifier:session:), completion: .download(completionHandler))
     }
 
     open func downloadTask(
@@ -374,8 +387,9 @@ open class URLSession: NSObject, @unchecked Sendable {
         completionHandler: @escaping @Sendable (URL?, URLResponse?, (any Error)?) -> Void
     ) -> URLSessionDownloadTask {
         register(
-            asyncSession.downloadTask(withResumeData: resumeData), as: URLSessionDownloadTask.init(core:identifier:session:),
-            completion: .download(completionHandler))
+            refusingHandlerIfBackground(URLRequest(url: URL(fileURLWithPath: "/")), download: true)
+                ?? asyncSession.downloadTask(withResumeData: resumeData),
+            as: URLSessionDownloadTask.init(core:identifier:session:), completion: .download(completionHandler))
     }
 
     /// For the async calls: a data task whose result goes to `completion`.
