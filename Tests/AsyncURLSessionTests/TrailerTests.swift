@@ -86,10 +86,7 @@ import TestSupport
             for try await event in task.events {
                 switch event {
                 case .needBodyStream(let decision):
-                    let stream = AsyncStream<Data> { continuation in
-                        for chunk in chunks { continuation.yield(chunk) }
-                        continuation.finish()
-                    }
+                    let stream = asyncChunks(chunks)
                     decision.provide(stream) { [(name: "X-Body-SHA256", value: sha256(whole)), (name: "X-Count", value: "5")] }
                 case .data(let chunk): body.append(chunk)
                 default: break

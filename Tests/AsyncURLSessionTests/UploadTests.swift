@@ -95,10 +95,7 @@ import Testing
             for try await event in task.events {
                 switch event {
                 case .needBodyStream(let decision):
-                    let stream = AsyncStream<Data> { continuation in
-                        for chunk in chunks { continuation.yield(chunk) }
-                        continuation.finish()
-                    }
+                    let stream = asyncChunks(chunks)
                     decision.provide(stream)
                 case .uploadProgress(let progress): expectations.append(progress.totalBytesExpected)
                 case .data(let chunk): body.append(chunk)

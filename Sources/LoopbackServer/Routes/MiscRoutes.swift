@@ -44,24 +44,21 @@ enum MiscRoutes {
 
     /// GET /response-headers?Name=Value&...: each query pair as a response header, in order.
     static func responseHeaders(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
-        var headers = HTTPHeaders()
-        for (name, value) in request.target.query {
-            // Checked here so a bad name is a 400, not an encoder error that kills the connection.
-            guard HTTPSyntax.isToken(name) else {
-                throw BadRequest(message: "\(name.debugDescription) is not a valid header name")
-            }
-            guard HTTPSyntax.isSendableHeaderValue(value) else {
-                throw BadRequest(message: "header values must not contain CR, LF or NUL")
-            }
-            headers.add(name: name, value: value)
-        }
-        return .text(.ok, "ok", headers: headers)
+        .text(.ok, "ok", headers: try fields(fromQueryOf: request))
     }
 
     /// GET /trailers?name=value&...: 200 with the body "trailed body" (chunked over
     /// HTTP/1.1), then one trailer field per query pair, in order.
     static func trailers(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
-        var trailers = HTTPHeaders()
+        let head = HTTPResponseHead(
+            version: .http1_1, status: .ok, headers: ["Content-Type": "text/plain; charset=utf-8"])
+        return .trailed(head, body: ByteBuffer(string: "trailed body"), trailers: try fields(fromQueryOf: request))
+    }
+
+    /// Each query pair as a field, in order; checked here so a bad name or value is a 400,
+    /// not an encoder error that kills the connection.
+    private static func fields(fromQueryOf request: RequestInfo) throws(BadRequest) -> HTTPHeaders {
+        var fields = HTTPHeaders()
         for (name, value) in request.target.query {
             guard HTTPSyntax.isToken(name) else {
                 throw BadRequest(message: "\(name.debugDescription) is not a valid field name")
@@ -69,11 +66,9 @@ enum MiscRoutes {
             guard HTTPSyntax.isSendableHeaderValue(value) else {
                 throw BadRequest(message: "field values must not contain CR, LF or NUL")
             }
-            trailers.add(name: name, value: value)
+            fields.add(name: name, value: value)
         }
-        let head = HTTPResponseHead(
-            version: .http1_1, status: .ok, headers: ["Content-Type": "text/plain; charset=utf-8"])
-        return .trailed(head, body: ByteBuffer(string: "trailed body"), trailers: trailers)
+        return fields
     }
 
     /// Largest X-Big over HTTP/2. NIOHTTP2 cannot split a header block into CONTINUATION

@@ -84,6 +84,14 @@ func record(_ task: SessionTask) async -> RecordedEvents {
     return recorded
 }
 
+/// `chunks` as the AsyncSequence a streamed body is provided with.
+func asyncChunks(_ chunks: [Data]) -> AsyncStream<Data> {
+    AsyncStream { continuation in
+        for chunk in chunks { continuation.yield(chunk) }
+        continuation.finish()
+    }
+}
+
 extension Error {
     var urlErrorCode: URLError.Code? { (self as? URLError)?.code }
 }
