@@ -8,8 +8,10 @@ let package = Package(
     name: "AsyncURLSession",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "AsyncURLSession", targets: ["AsyncURLSession"]),
-        .library(name: "URLSessionCompat", targets: ["URLSessionCompat"]),
+        // With BackgroundAgent, so a program on either serves as its own
+        // background transfer agent when no agent program is found.
+        .library(name: "AsyncURLSession", targets: ["AsyncURLSession", "BackgroundAgent"]),
+        .library(name: "URLSessionCompat", targets: ["URLSessionCompat", "BackgroundAgent"]),
         // Scripted responses for users' tests; production code never links it.
         .library(name: "AsyncURLSessionTesting", targets: ["AsyncURLSessionTesting"]),
         // A swift-openapi-runtime ClientTransport on Session.
@@ -67,11 +69,14 @@ let package = Package(
         .target(name: "CTLSTrust", linkerSettings: [.linkedLibrary("dl")]),
         // A copy with cache-bypassing stores, for large collected bodies.
         .target(name: "CStreamingCopy"),
+        // Runs the program as its own transfer agent, before its main, when
+        // started so (ASYNCURLSESSION_RUN_AS_AGENT=1) by a background session.
+        .target(name: "CAgentBoot"),
         // The public async core.
         .target(
             name: "AsyncURLSession",
             dependencies: [
-                "CurlEngine", "CStreamingCopy", "CPSL", "CSQLite", "SanitizerVisibleLock",
+                "CurlEngine", "CStreamingCopy", "CPSL", "CSQLite", "SanitizerVisibleLock", "CAgentBoot",
                 // Background sessions talk to the transfer agent (our own, Foundation only).
                 "AgentWire",
                 .product(name: "Logging", package: "swift-log"),

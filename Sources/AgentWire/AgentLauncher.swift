@@ -7,8 +7,11 @@ import Glibc
 /// program that started it (and its terminal), with its output appended
 /// to `agent.log` in its folder.
 package enum AgentLauncher {
-    /// Starts `executable` for `folder`; returns its process ID.
-    package static func start(_ executable: String, folder: AgentFolder, arguments: [String] = []) throws(AgentWireError) -> pid_t {
+    /// Starts `executable` for `folder`, with this program's environment and
+    /// `environment` over it; returns its process ID.
+    package static func start(
+        _ executable: String, folder: AgentFolder, arguments: [String] = [], environment: [String: String] = [:]
+    ) throws(AgentWireError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -27,7 +30,16 @@ package enum AgentLauncher {
         let argv: [UnsafeMutablePointer<CChar>?] = ([executable, "--folder", folder.url.path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        let result: Int32
+        if environment.isEmpty {
+            result = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+        } else {
+            var entries = ProcessInfo.processInfo.environment
+            entries.merge(environment) { $1 }
+            let envp: [UnsafeMutablePointer<CChar>?] = entries.map { strdup("\($0.key)=\($0.value)") } + [nil]
+            defer { envp.forEach { free($0) } }
+            result = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        }
         guard result == 0 else {
             throw AgentWireError("cannot start the agent \(executable): \(String(cString: strerror(result)))", errno: result)
         }
@@ -53,10 +65,13 @@ package struct AgentClient: Sendable {
     package let folder: AgentFolder
     /// The agent program to start when none answers; nil: never start one.
     package let agentExecutable: String?
+    /// Set in the started agent's environment, over this program's.
+    package let agentEnvironment: [String: String]
 
-    package init(folder: AgentFolder = .forCurrentUser(), agentExecutable: String?) {
+    package init(folder: AgentFolder = .forCurrentUser(), agentExecutable: String?, agentEnvironment: [String: String] = [:]) {
         self.folder = folder
         self.agentExecutable = agentExecutable
+        self.agentEnvironment = agentEnvironment
     }
 
     /// Sends `request` and returns the agent's reply; starts the agent first
@@ -112,7 +127,7 @@ package struct AgentClient: Sendable {
         }
         guard let agentExecutable else { throw AgentWireError("no agent program to start") }
         try folder.prepare()
-        _ = try AgentLauncher.start(agentExecutable, folder: folder)
+        _ = try AgentLauncher.start(agentExecutable, folder: folder, environment: agentEnvironment)
         // Bounded: the agent listens within a few milliseconds of starting.
         var last = AgentWireError("the agent did not start")
         for _ in 0..<200 {

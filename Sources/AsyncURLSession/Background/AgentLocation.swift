@@ -1,10 +1,24 @@
 internal import AgentWire
+internal import CAgentBoot
 import Foundation
 
 /// Where a background session finds the transfer agent: its folder (per
 /// user, `$XDG_RUNTIME_DIR/AsyncURLSession`) and the program to start
 /// when none runs.
 enum AgentLocation {
+    /// The program to start when no agent runs, and what to set in its
+    /// environment: `executable(_:)`, else this program itself as the agent
+    /// (it links BackgroundAgent, as every program on the AsyncURLSession or
+    /// URLSessionCompat product does: CAgentBoot runs the agent before its
+    /// main); nil: none.
+    static func program(_ configuration: SessionConfiguration) -> (path: String, environment: [String: String])? {
+        if let path = executable(configuration) { return (path, [:]) }
+        if asyncurlsession_self_agent_available() != 0 {
+            return ("/proc/self/exe", ["ASYNCURLSESSION_RUN_AS_AGENT": "1"])
+        }
+        return nil
+    }
+
     static func folder(_ configuration: SessionConfiguration) -> AgentFolder {
         configuration.backgroundAgentFolder.map { AgentFolder(url: $0) } ?? AgentFolder.forCurrentUser()
     }

@@ -52,7 +52,10 @@ final class BackgroundLink: Sendable {
     init(identifier: String, configuration: SessionConfiguration) {
         self.identifier = identifier
         isDiscretionary = configuration.isDiscretionary
-        client = AgentClient(folder: AgentLocation.folder(configuration), agentExecutable: AgentLocation.executable(configuration))
+        let program = AgentLocation.program(configuration)
+        client = AgentClient(
+            folder: AgentLocation.folder(configuration), agentExecutable: program?.path,
+            agentEnvironment: program?.environment ?? [:])
         shared = Shared()
         let (events, continuation) = AsyncThrowingStream<BackgroundSessionEvent, any Error>.makeStream()
         self.events = events
@@ -89,7 +92,9 @@ final class BackgroundLink: Sendable {
             fail(URLError.make(
                 .cannotConnectToHost, url: nil,
                 reason: "The background session \"\(identifier)\" cannot reach the transfer agent: \(error.description). "
-                    + "Build the asyncurlsession-agent product beside your program, or set ASYNCURLSESSION_AGENT to it."))
+                    + "Link BackgroundAgent into your program (the AsyncURLSession and URLSessionCompat products do) so it "
+                    + "serves as its own agent, or build the asyncurlsession-agent product beside it, or set "
+                    + "ASYNCURLSESSION_AGENT to it."))
             return
         }
         switch reply {

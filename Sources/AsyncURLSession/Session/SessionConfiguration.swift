@@ -210,7 +210,8 @@ public struct SessionConfiguration: Sendable {
     public private(set) var backgroundIdentifier: String?
 
     /// A configuration whose tasks run in the per-user transfer agent
-    /// (the `asyncurlsession-agent` program, started on demand), so they go
+    /// (`asyncurlsession-agent`, or this program started again as the agent:
+    /// see `backgroundAgentPath`; started on demand), so they go
     /// on when this program exits, crashes or is killed. A session made
     /// with it again, in this program or the next, reconnects: the tasks an
     /// earlier program left come as `Session.backgroundEvents`. One program
@@ -229,7 +230,9 @@ public struct SessionConfiguration: Sendable {
 
     /// The transfer agent program a background session starts when none
     /// runs. nil: `ASYNCURLSESSION_AGENT`, else `asyncurlsession-agent`
-    /// beside this program (where `swift build` puts it), else on the PATH.
+    /// beside this program (where `swift build` puts it), else on the PATH,
+    /// else this program itself, started again as the agent (a program on
+    /// the AsyncURLSession or URLSessionCompat product links the agent).
     public var backgroundAgentPath: String?
 
     /// Background sessions: the agent runs these transfers only while none
