@@ -179,7 +179,9 @@ let package = Package(
         // A program as users write them (one task, then the end of main),
         // run by tests in a process of its own: what a program leaves on
         // disk when it ends.
-        .executableTarget(name: "user-program", dependencies: ["URLSessionCompat"], path: "Tests/UserProgram"),
+        // It depends on BackgroundAgent as a program on the products does.
+        .executableTarget(
+            name: "user-program", dependencies: ["URLSessionCompat", "BackgroundAgent"], path: "Tests/UserProgram"),
         .testTarget(
             name: "URLSessionCompatTests",
             dependencies: [

@@ -1,0 +1,61 @@
+import AgentWire
+import Foundation
+import LoopbackServer
+import Testing
+import TestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A program on the library with no agent program to find (none beside it,
+/// none on the PATH, no ASYNCURLSESSION_AGENT): its background session
+/// starts the program itself as the agent (issue 44).
+@Suite struct SelfAgentTests {
+    @Test func aProgramWithNoAgentProgram_servesAsItsOwnAgent() async throws {
+        try await withServer(timeLimit: 90) { server in
+            let runtime = URL(fileURLWithPath: "/tmp").appendingPathComponent("self-\(UUID().uuidString.prefix(8))")
+            try #require(mkdir(runtime.path, 0o700) == 0)
+            defer { try? FileManager.default.removeItem(at: runtime) }
+            // user-program alone in a folder of its own: `swift build` puts
+            // asyncurlsession-agent beside it, where the lookup would find it.
+            let built = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+                .appendingPathComponent("user-program")
+            try #require(FileManager.default.isExecutableFile(atPath: built.path), "`swift build --build-tests` builds it")
+            let bin = runtime.appendingPathComponent("bin")
+            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+            let program = bin.appendingPathComponent("user-program")
+            try FileManager.default.copyItem(at: built, to: program)
+            let folder = AgentFolder(url: runtime.appendingPathComponent("AsyncURLSession"))
+            // Whatever happens, the agent this test started is stopped.
+            defer {
+                let client = AgentClient(folder: folder, agentExecutable: nil)
+                if case .status(let agent, _)? = try? client.send(.status, timeout: 5), agent > 0 { kill(agent, SIGTERM) }
+            }
+
+            let result = try await ChildProcess.run(
+                program.path, ["background-download", server.url("/range/3000000").absoluteString],
+                environment: [
+                    "HOME": runtime.appendingPathComponent("home").path,
+                    "XDG_RUNTIME_DIR": runtime.path,
+                    "XDG_DATA_HOME": runtime.appendingPathComponent("data").path,
+                    "PATH": "/usr/bin:/bin",
+                    "ASYNCURLSESSION_AGENT_IDLE_EXIT": "30",
+                ])
+            #expect(result.status == 0, "\(result.errorText)")
+            #expect(result.outputText == "3000000\n", "\(result.outputText) \(result.errorText)")
+
+            // The agent that served it is the program itself, still running
+            // after the program ended.
+            let reply = try AgentClient(folder: folder, agentExecutable: nil).send(.status, timeout: 5)
+            guard case .status(let agent, let transfers) = reply else {
+                Issue.record("status: \(reply)")
+                return
+            }
+            #expect(transfers.isEmpty, "\(transfers)")
+            let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(agent)/exe")
+            #expect(executable == program.path)
+            let log = (try? String(contentsOf: folder.url.appendingPathComponent("agent.log"), encoding: .utf8)) ?? ""
+            #expect(log.contains("agent \(agent) serving"), "\(log)")
+        }
+    }
+}
