@@ -27,7 +27,10 @@ package enum AgentLauncher {
         // POSIX_SPAWN_SETSID (0x80, glibc 2.26), hidden behind _GNU_SOURCE:
         // a session of its own, so a terminal's hang-up does not reach it.
         posix_spawnattr_setflags(&attributes, 0x80)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable, "--folder", folder.url.path] + arguments).map { strdup($0) } + [nil]
+        // /proc/self/exe (this program as the agent): named by its path in `ps`.
+        let name = executable.hasPrefix("/proc/")
+            ? (try? FileManager.default.destinationOfSymbolicLink(atPath: executable)) ?? executable : executable
+        let argv: [UnsafeMutablePointer<CChar>?] = ([name, "--folder", folder.url.path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
         let result: Int32
