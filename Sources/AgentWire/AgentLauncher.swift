@@ -26,7 +26,17 @@ package enum AgentLauncher {
         defer { posix_spawnattr_destroy(&attributes) }
         // POSIX_SPAWN_SETSID (0x80, glibc 2.26), hidden behind _GNU_SOURCE:
         // a session of its own, so a terminal's hang-up does not reach it.
-        posix_spawnattr_setflags(&attributes, 0x80)
+        // No signal blocked (the starting thread may block them all, as a
+        // test runner's or a dispatch worker's does) and SIGTERM's default
+        // action: `kill PID` stops it.
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var terminate = sigset_t()
+        sigemptyset(&terminate)
+        sigaddset(&terminate, SIGTERM)
+        posix_spawnattr_setsigdefault(&attributes, &terminate)
+        posix_spawnattr_setflags(&attributes, Int16(0x80 | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         // /proc/self/exe (this program as the agent): named by its path in `ps`.
         let name = executable.hasPrefix("/proc/")
             ? (try? FileManager.default.destinationOfSymbolicLink(atPath: executable)) ?? executable : executable

@@ -56,6 +56,22 @@ import Glibc
             #expect(executable == program.path)
             let log = (try? String(contentsOf: folder.url.appendingPathComponent("agent.log"), encoding: .utf8)) ?? ""
             #expect(log.contains("agent \(agent) serving"), "\(log)")
+
+            // Stopped by its PID, as the README says (the program that
+            // started it blocked signals on its thread: none reach the agent so).
+            kill(agent, SIGTERM)
+            var gone = false
+            for _ in 0..<Int(100 * testTimeScale) where !gone {
+                try await Task.sleep(nanoseconds: 50_000_000)
+                gone = Self.hasEnded(agent)
+            }
+            #expect(gone, "agent \(agent) still runs after SIGTERM")
         }
+    }
+
+    /// No such process, or a zombie nobody reaped yet.
+    private static func hasEnded(_ process: pid_t) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8) else { return true }
+        return status.split(separator: "\n").contains { $0.hasPrefix("State:") && $0.contains("Z") }
     }
 }
