@@ -68,7 +68,11 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 transport: transport,
                 auth: auth
             )
-            state = .receiving(head, Router.route(info))
+            let route = Router.route(info)
+            state = .receiving(head, route)
+            if case .duplexEcho(let echo) = route {
+                context.writeAndFlush(Self.wrapOutboundOut(.head(echo.head)), promise: nil)
+            }
         case .body(let buffer):
             guard case .receiving(_, let route) = state else { return }
             switch route {
@@ -78,9 +82,29 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 digest.consume(buffer)
             case .echoBody(let collector):
                 collector.consume(buffer)
+            case .duplexEcho(let echo):
+                if let piece = echo.echo(buffer) {
+                    context.writeAndFlush(Self.wrapOutboundOut(.body(.byteBuffer(piece))), promise: nil)
+                }
+                if echo.remaining == 0, !echo.responseEnded {
+                    // The response ends before the request does.
+                    echo.responseEnded = true
+                    context.writeAndFlush(Self.wrapOutboundOut(.end(nil)), promise: nil)
+                }
             }
         case .end(let trailers):
             guard case .receiving(let head, let route) = state else { return }
+            if case .duplexEcho(let echo) = route {
+                // The response went out as the body came; end it if the body ended first.
+                if echo.responseEnded {
+                    state = .idle
+                } else {
+                    echo.responseEnded = true
+                    state = .answering(head)
+                    endResponse(for: head, context: context)
+                }
+                return
+            }
             state = .answering(head)
             let plan: ResponsePlan
             switch route {
@@ -90,6 +114,8 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 plan = digest.response(for: head, trailers: trailers)
             case .echoBody(let collector):
                 plan = collector.response(for: head)
+            case .duplexEcho:
+                return  // answered above
             }
             execute(plan, for: head, context: context)
         }

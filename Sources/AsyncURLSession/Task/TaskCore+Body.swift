@@ -91,7 +91,10 @@ extension TaskCore {
         let stream = BodyStream(sendsTrailers: sendsTrailers)
         switch source {
         case .chunks(let chunks):
-            Task { await chunks.pump(stream) }
+            // Cancelled with the body stream: a sequence that waits for its
+            // next chunk (full duplex, after the response ended) stops there.
+            let pump = Task { await chunks.pump(stream) }
+            stream.onCancel { pump.cancel() }
         case .inputStream(let box):
             let thread = Thread { Self.pump(box.stream, into: stream) }
             thread.name = "AsyncURLSession.BodyStreamPump"

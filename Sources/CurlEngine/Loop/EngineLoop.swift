@@ -606,7 +606,7 @@ final class EngineLoop {
         transfer.placement.finished(on: shard.index)
         transfer.releaseResources()
         if !transfer.everPaused && !transfer.discarding {
-            session.recycle(transfer.easy, keepingOptions: outcome.error == nil)
+            session.recycle(transfer.easy, keepingOptions: outcome.error == nil && !transfer.changedOptionsMidTransfer)
         }
         completedBatch.append((transfer.delegate, transfer.id, outcome))
     }

@@ -29,6 +29,8 @@ package final class BodyStream: Sendable {
         var localReader: CheckedContinuation<Void, Never>?
         /// The fields sent after the body (`sendsTrailers`).
         var trailers: [(name: String, value: String)] = []
+        /// Stops the producer when the transfer no longer wants bytes.
+        var onCancel: (@Sendable () -> Void)?
     }
 
     private let blockingSpace = DispatchSemaphore(value: 0)
@@ -206,9 +208,23 @@ package final class BodyStream: Sendable {
         return result
     }
 
+    /// Runs `action` once the transfer no longer wants bytes (at once if it
+    /// already does not): a producer waiting for its own source (an
+    /// AsyncSequence that yields later) is stopped there, not only at its
+    /// next write.
+    package func onCancel(_ action: @escaping @Sendable () -> Void) {
+        let cancelled = state.withLock { state -> Bool in
+            if !state.cancelled { state.onCancel = action }
+            return state.cancelled
+        }
+        if cancelled { action() }
+    }
+
     /// The transfer is over: release producers, drop what is buffered.
     package func cancel() {
-        let (waiters, blocking) = state.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
+        let (waiters, blocking, onCancel) = state.withLock {
+            state -> ([CheckedContinuation<Void, Never>], Bool, (@Sendable () -> Void)?) in
+            defer { state.onCancel = nil }
             state.cancelled = true
             state.chunks.removeAll()
             state.buffered = 0
@@ -217,10 +233,11 @@ package final class BodyStream: Sendable {
             swap(&waiters, &state.producerWaiters)
             if let reader = takeLocalReader(&state) { waiters.append(reader) }
             defer { state.blockingProducerWaiting = false }
-            return (waiters, state.blockingProducerWaiting)
+            return (waiters, state.blockingProducerWaiting, state.onCancel)
         }
         for waiter in waiters { waiter.resume() }
         if blocking { blockingSpace.signal() }
+        onCancel?()
     }
 
     private func append(_ data: Data, to state: inout State) {

@@ -7,9 +7,11 @@ extension Transfer {
     func outcome(code: CURLcode) -> TransferOutcome {
         // A failure needs them to tell what went wrong (connected or not).
         let metrics = collectsMetrics || code != CURLE_OK ? collectMetrics() : .empty(fetchStart: fetchStart)
-        if code == CURLE_OK {
-            var outcome = TransferOutcome(error: truncationError(), metrics: metrics)
-            if outcome.error == nil { outcome.trailers = headParser.takeTrailers() }
+        if code == CURLE_OK || respondedBeforeUploadEnded {
+            // A response that ended while its request body still streamed
+            // was stopped by us (23) once whole: a success.
+            var outcome = TransferOutcome(error: respondedBeforeUploadEnded ? nil : truncationError(), metrics: metrics)
+            if outcome.error == nil { outcome.trailers = headParser.takeTrailers() ?? decodedTrailers }
             return outcome
         }
         if let report = tlsChallengeReport {

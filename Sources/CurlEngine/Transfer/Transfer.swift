@@ -50,6 +50,19 @@ final class Transfer {
     @exclusivity(unchecked) var abortError: URLError?
     /// A handshake stopped so that the task can decide a TLS challenge.
     @exclusivity(unchecked) var tlsChallengeReport: TLSChallengeReport?
+    /// Full duplex (a streamed request body): the response's end is found
+    /// here, because libcurl 7.88.1 ends a transfer only once its upload has
+    /// ended too and says nothing when a chunked response ends. For a chunked
+    /// HTTP/1.1 response libcurl hands the body over raw and this decodes it.
+    @exclusivity(unchecked) var chunkDecoder: ChunkedBodyDecoder?
+    /// An option of the shape was changed mid-transfer: the handle is reset
+    /// before it serves another transfer.
+    @exclusivity(unchecked) var changedOptionsMidTransfer = false
+    /// A streamed request body gave its end to libcurl.
+    @exclusivity(unchecked) var uploadEnded = false
+    /// The whole response arrived while the request body still streamed:
+    /// the transfer was stopped there, and ended well.
+    @exclusivity(unchecked) var respondedBeforeUploadEnded = false
     /// Monotonic nanoseconds of the last byte moved, for the idle timeout.
     @exclusivity(unchecked) var lastActivity: UInt64
 
@@ -424,8 +437,72 @@ final class Transfer {
             return 0
         }
         self.head = HeadSummary(head)
+        if case .stream = request.body, !head.hasContentEncoding, head.httpVersion.hasPrefix("HTTP/1"),
+            head.fields.value(named: "Transfer-Encoding")?.lowercased() == "chunked"
+        {
+            // Full duplex: decode the chunks here to see the response's end
+            // (set now, libcurl reads the body's first bytes after this call).
+            if easy.set(CURLOPT_HTTP_TRANSFER_DECODING, 0) == CURLE_OK {
+                chunkDecoder = ChunkedBodyDecoder()
+                changedOptionsMidTransfer = true
+            }
+        }
         delegate.transferDidReceiveHead(head, of: id)
         return bytes.count
+    }
+
+    /// The response has ended with these bytes. While a streamed request
+    /// body is still being sent, the transfer stops here: its producer is
+    /// told to stop, and the outcome is a success (`respondedBeforeUploadEnded`).
+    private func responseEnded(_ count: Int) -> Int {
+        guard case .stream(let stream, _) = request.body, !uploadEnded else { return count }
+        respondedBeforeUploadEnded = true
+        stream.cancel()
+        return 0
+    }
+
+    /// A chunked body libcurl hands over raw (`chunkDecoder`): the data goes
+    /// to the delegate decoded, in one piece per call so that a pause leaves
+    /// the decoder where it was (libcurl hands the same bytes again).
+    private func receiveRawChunks(_ bytes: UnsafeRawBufferPointer, decoder: ChunkedBodyDecoder) -> Int {
+        var decoder = decoder
+        var decoded: [UInt8] = []
+        decoded.reserveCapacity(bytes.count)
+        let state = decoder.decode(bytes) { decoded.append(contentsOf: $0) }
+        if state == .malformed {
+            abortError = URLError.make(
+                .badServerResponse, url: request.url, reason: "The response's chunked body is malformed.")
+            return 0
+        }
+        let verdict = decoded.isEmpty ? .accepted : decoded.withUnsafeBytes { delegate.transferDidReceiveBody($0, of: id) }
+        switch verdict {
+        case .accepted:
+            chunkDecoder = decoder
+            bodyBytesDelivered += Int64(decoded.count)
+            return state == .ended ? responseEnded(bytes.count) : bytes.count
+        case .pause:
+            receivePaused = true
+            everPaused = true
+            return ccurl_writefunc_pause
+        case .abort(let error):
+            abortError = error
+            return 0
+        }
+    }
+
+    /// The trailer fields a raw chunked body ended with.
+    var decodedTrailers: ResponseHeaderFields? {
+        guard let lines = chunkDecoder?.trailerLines, !lines.isEmpty else { return nil }
+        var fields = ResponseHeaderFields()
+        for line in lines {
+            line.withUnsafeBytes { raw in
+                guard let colon = raw.firstIndex(of: UInt8(ascii: ":")) else { return }
+                fields.append(
+                    name: UnsafeRawBufferPointer(rebasing: raw[0..<colon]),
+                    value: ResponseHeadParser.trimmed(UnsafeRawBufferPointer(rebasing: raw[(colon + 1)...])))
+            }
+        }
+        return fields
     }
 
     fileprivate func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
@@ -435,6 +512,7 @@ final class Transfer {
             everPaused = true
             return ccurl_writefunc_pause
         }
+        if let chunkDecoder { return receiveRawChunks(bytes, decoder: chunkDecoder) }
         // Only bodies that libcurl decodes are measured (one flag test for
         // the others).
         if let head, head.hasContentEncoding, let limit = request.decompressionLimit,
@@ -446,6 +524,12 @@ final class Transfer {
         switch delegate.transferDidReceiveBody(bytes, of: id) {
         case .accepted:
             bodyBytesDelivered += Int64(bytes.count)
+            // Full duplex with a Content-Length: its last byte ends the response.
+            if case .stream = request.body, let head, !head.hasContentEncoding,
+                let length = head.contentLength, bodyBytesDelivered == length
+            {
+                return responseEnded(bytes.count)
+            }
             return bytes.count
         case .pause:
             receivePaused = true
@@ -505,6 +589,7 @@ final class Transfer {
                 return ccurl_readfunc_pause
             case .end:
                 count = 0
+                uploadEnded = true
             case .failed(let error):
                 abortError = error
                 return ccurl_readfunc_abort

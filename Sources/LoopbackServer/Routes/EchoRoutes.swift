@@ -64,6 +64,41 @@ final class BodyCollector {
     }
 }
 
+/// /duplex-echo?bytes=N[&declare=1]: full duplex. The response head goes out at once; each
+/// piece of the request body is sent back as it arrives; after N bytes the response ends,
+/// whether or not the request body has (the rest of it is read and dropped). With declare=1
+/// the head says Content-Length: N, else the body is chunked (HTTP/1.1) or of unknown length
+/// (HTTP/2).
+final class DuplexEcho {
+    private(set) var remaining: Int
+    let declaresLength: Bool
+    /// The response has ended (N bytes sent back, or the request ended first).
+    var responseEnded = false
+
+    init(_ request: RequestInfo) throws(BadRequest) {
+        let query = Dictionary(request.target.query, uniquingKeysWith: { first, _ in first })
+        guard let text = query["bytes"], let bytes = Int(text), bytes > 0, bytes <= 1 << 30 else {
+            throw BadRequest(message: "/duplex-echo needs bytes=N (1 to 2^30)")
+        }
+        remaining = bytes
+        declaresLength = query["declare"] == "1"
+    }
+
+    var head: HTTPResponseHead {
+        var headers: HTTPHeaders = ["Content-Type": "application/octet-stream"]
+        if declaresLength { headers.add(name: "Content-Length", value: String(remaining)) }
+        return HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
+    }
+
+    /// The part of `buffer` to send back (nothing once N bytes went back).
+    func echo(_ buffer: ByteBuffer) -> ByteBuffer? {
+        guard !responseEnded, remaining > 0, buffer.readableBytes > 0 else { return nil }
+        let count = min(remaining, buffer.readableBytes)
+        remaining -= count
+        return buffer.getSlice(at: buffer.readerIndex, length: count)
+    }
+}
+
 /// The little JSON writing /echo needs.
 enum JSON {
     /// `text` as a JSON string literal, quotes included.

@@ -8,6 +8,8 @@ enum Route {
     case echo(EchoDigest)
     /// /echo-body: collect the body, send it back at its end.
     case echoBody(BodyCollector)
+    /// /duplex-echo: the body streams back as it arrives, and the response may end first.
+    case duplexEcho(DuplexEcho)
 }
 
 /// Maps a request head to its route. Every route accepts any method; HEAD gets the GET head
@@ -60,6 +62,8 @@ enum Router {
             return .echo(EchoDigest())
         case ("echo-body", 1):
             return .echoBody(BodyCollector())
+        case ("duplex-echo", 1):
+            return .duplexEcho(try DuplexEcho(request))
         case ("redirect", 2):
             return .respond(try RedirectRoutes.redirect(request))
         case ("redirect-to", 1):

@@ -30,7 +30,8 @@ struct RecordedEvents: Sendable {
     var trailers: ResponseTrailers?
 }
 
-func record(_ task: SessionTask) async -> RecordedEvents {
+/// `providing`: the body a `needBodyStream` decision gets (else its default).
+func record(_ task: SessionTask, providing body: [Data]? = nil) async -> RecordedEvents {
     var recorded = RecordedEvents()
     do {
         for try await event in task.events {
@@ -52,8 +53,9 @@ func record(_ task: SessionTask) async -> RecordedEvents {
             case .uploadProgress(let progress):
                 if recorded.kinds.last != "uploadProgress" { recorded.kinds.append("uploadProgress") }
                 recorded.uploadProgress.append(progress)
-            case .needBodyStream:
+            case .needBodyStream(let decision):
                 recorded.kinds.append("needBodyStream")
+                if let body { decision.provide(asyncChunks(body)) }
             case .resumed(let offset, let expected):
                 recorded.kinds.append("resumed")
                 recorded.resumedAt = (offset, expected)
