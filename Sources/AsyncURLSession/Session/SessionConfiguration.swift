@@ -176,7 +176,7 @@ public struct SessionConfiguration: Sendable {
     /// For the classic adapter: FoundationNetworking's redirect rules (305
     /// and 306 followed as 307, a 303 turns HEAD into GET too) instead of
     /// RFC 9110's and fetch's, so code written against it behaves the same.
-    package var redirectsAsFoundationNetworking = false
+    @_spi(Adapters) public var redirectsAsFoundationNetworking = false
 
     /// The hosts reached only over https (HSTS): learned from https
     /// responses, applied to every hop before it is sent. `.default`:

@@ -410,7 +410,7 @@ private struct WriterBox: ResumableWithError {
 
 /// What a stream connection tells its observer (the classic adapter's
 /// delegate calls), after its lock is let go, once each.
-package enum StreamLifecycleEvent: Sendable {
+public enum StreamLifecycleEvent: Sendable {
     /// No more bytes will be read: the peer closed, or `closeRead()`.
     case readClosed
     /// `closeWrite()`: no more bytes will be sent.

@@ -81,9 +81,10 @@ public final class StreamTask: Sendable {
         set { connection.tlsChallenges.handler = newValue }
     }
 
-    /// For the classic adapter: `observer` hears each side closing and the
-    /// end. Before the first read or write.
-    package func observeLifecycle(_ observer: @escaping @Sendable (StreamLifecycleEvent) -> Void) {
+    /// `observer` hears each side closing and the end, once each, on the
+    /// thread that saw them (hand work off; the classic adapter turns them
+    /// into its delegate calls). Set it before the first read or write.
+    public func observeLifecycle(_ observer: @escaping @Sendable (StreamLifecycleEvent) -> Void) {
         connection.observe(observer)
     }
 

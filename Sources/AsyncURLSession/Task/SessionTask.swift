@@ -145,36 +145,39 @@ public final class SessionTask: Sendable {
         return (data, response)
     }
 
-    /// For the classic API's completion handlers: calls `callback` once a
-    /// task set up with `collectBody()` ends (at once if it has; otherwise
-    /// on an I/O thread, so `callback` must only hand off, e.g. to a queue),
-    /// after which `takeCollectedResult()` gives the outcome. No Swift task
-    /// waits meanwhile.
-    package func whenCollectionEnds(_ callback: @escaping @Sendable () -> Void) {
+    /// Calls `callback` once a task set up with `collectBody()` ends (at
+    /// once if it has; otherwise on an I/O thread, so `callback` must only
+    /// hand off, e.g. to a queue), after which `takeCollectedResult()` gives
+    /// the outcome. No Swift task waits meanwhile: the way to collect a body
+    /// from code that answers through callbacks (the classic adapter's
+    /// completion handlers do).
+    public func whenCollectionEnds(_ callback: @escaping @Sendable () -> Void) {
         core.whenCollectionEnds(callback)
     }
 
-    /// For the classic API's completion handlers: on a thread that would
-    /// otherwise go idle, waits for a task set up with `collectBody()`
+    /// For adapters that run callbacks on threads of their own (the classic
+    /// API's delegate queue): on a thread that would otherwise go idle, waits for a task set up with `collectBody()`
     /// (resumed, with no body byte yet) while it is the only transfer of
     /// its sleeping I/O thread, for at most a millisecond (see
     /// `CurlEngine.waitInline`). The `whenCollectionEnds` callback may run
     /// on this thread meanwhile. Returns at once otherwise.
-    package func waitInlineForCollection() {
+    @_spi(Adapters) public func waitInlineForCollection() {
         core.waitInlineForCollection()
     }
 
     /// The body and response of an ended task set up with `collectBody()`,
-    /// or why it failed.
-    package func takeCollectedResult() -> Result<(Data, HTTPURLResponse), URLError> {
+    /// or why it failed (see `whenCollectionEnds`). The body is handed over
+    /// once: a second call gets an empty body.
+    public func takeCollectedResult() -> Result<(Data, HTTPURLResponse), URLError> {
         core.takeCollectedResult()
     }
 
-    /// For the classic adapter's driver: the next event, or nil at the end,
-    /// pulled as `events` does but without its cancel-on-abandon watch (a
-    /// driver that hands the task over to `AsyncBytes` at the response
-    /// stops pulling without ending the task).
-    package func nextEvent() async throws -> TaskEvent? {
+    /// The next event, or nil at the end (throwing the task's error), pulled
+    /// as `events` does but without a stream: one `await` per event, and no
+    /// cancel-on-abandon watch, so a consumer that stops pulling (to hand the
+    /// task over, as `AsyncBytes` takes it at the response) does not end the
+    /// task. Pull from one place at a time, and not beside `events`.
+    public func nextEvent() async throws -> TaskEvent? {
         switch try core.pullIfReady() {
         case .event(let event): return event
         case .end: return nil

@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 
 /// How a WebSocket connection ended, as its observer hears it.
-package enum WebSocketEnding: Sendable, Equatable {
+public enum WebSocketEnding: Sendable, Equatable {
     /// Close frames went both ways, or ours went and the server then closed.
     case closed
     /// The server ended the TCP connection after the handshake without a
@@ -26,7 +26,7 @@ package enum WebSocketEnding: Sendable, Equatable {
 /// What a WebSocket connection tells its observer (the classic adapter's
 /// delegate calls), once each, after its lock is let go: `opened` before
 /// `ended` on the same thread when both come from one read.
-package enum WebSocketLifecycleEvent: Sendable {
+public enum WebSocketLifecycleEvent: Sendable {
     case opened(protocol: String?)
     /// `wasOpen`: the handshake had completed.
     case ended(WebSocketEnding, wasOpen: Bool)

@@ -61,21 +61,22 @@ public final class WebSocketTask: Sendable {
         set { connection.tlsChallenges.handler = newValue }
     }
 
-    /// For the classic adapter: `observer` hears the opening and the end,
-    /// once each. Before `resume()`.
-    package func observeLifecycle(_ observer: @escaping @Sendable (WebSocketLifecycleEvent) -> Void) {
+    /// `observer` hears the opening and the end, once each, on the thread
+    /// that saw them (hand work off; the classic adapter turns them into its
+    /// delegate calls). Set it before `resume()`.
+    public func observeLifecycle(_ observer: @escaping @Sendable (WebSocketLifecycleEvent) -> Void) {
         connection.observe(observer)
     }
 
     /// For the classic adapter, as FoundationNetworking: a 101 without
     /// Sec-WebSocket-Accept is accepted (a wrong one is still refused).
     /// Before `resume()`.
-    package func allowMissingAcceptField() { connection.allowMissingAcceptField() }
+    @_spi(Adapters) public func allowMissingAcceptField() { connection.allowMissingAcceptField() }
 
     /// Resumed and not ended yet.
     package var isRunning: Bool { connection.isRunning }
     /// Our close frame is sent; the server's answer or the end is awaited.
-    package var isClosing: Bool { connection.isClosing }
+    public var isClosing: Bool { connection.isClosing }
 
     /// Connects and opens the WebSocket.
     public func resume() { connection.resume() }

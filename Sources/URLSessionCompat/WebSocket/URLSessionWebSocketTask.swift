@@ -1,4 +1,5 @@
-import AsyncURLSession
+// The adapters' SPI: what only an adapter of the classic API needs (see AsyncURLSession's Adapters.md).
+@_spi(Adapters) import AsyncURLSession
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking

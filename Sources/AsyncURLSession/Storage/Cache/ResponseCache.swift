@@ -25,7 +25,7 @@ public final class ResponseCache: Sendable {
     static var defaultDirectory: URL? { userCacheFolder?.appendingPathComponent("AsyncURLSession") }
 
     /// The user's cache folder: `$XDG_CACHE_HOME`, else `~/.cache`.
-    package static var userCacheFolder: URL? { StorageLocation.userFolder("XDG_CACHE_HOME", else: ".cache") }
+    public static var userCacheFolder: URL? { StorageLocation.userFolder("XDG_CACHE_HOME", else: ".cache") }
 
     private struct MemoryEntry {
         var response: CachedResponse
