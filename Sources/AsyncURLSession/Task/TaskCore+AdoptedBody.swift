@@ -49,6 +49,19 @@ extension TaskCore {
         return outcome
     }
 
+    /// `LocalTransferDelegate`: `adoptDownloadBody`, its progress wake-up
+    /// run here, after the lock.
+    func adoptLocalBody(_ source: URL, length: Int64, id: TransferID) -> LocalBodyAdoption {
+        switch adoptDownloadBody(source, length: length, id: id) {
+        case .adopted(let file, let wake):
+            wake?.run(by: self)
+            return .adopted(file)
+        case .pause: return .pause
+        case .notAdoptable: return .notAdoptable
+        case .abort(let error): return .abort(error)
+        }
+    }
+
     /// How far the body written elsewhere got (`total` of `expected`, -1:
     /// unknown), reported as download progress, throttled as the engine's is.
     func reportDownloadProgress(total: Int64, expected: Int64, id: TransferID) {

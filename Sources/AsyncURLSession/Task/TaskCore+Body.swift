@@ -174,8 +174,7 @@ extension TaskCore {
             let id = engine.makeTransferID(for: url, in: placement)
             guarded.hop = HopState(request: request, credential: credential, proxyCredential: proxyCredential)
             guarded.hop.cache = hopCache
-            guarded.transferID = id
-            guarded.localTransfer = nil
+            guarded.exchange = EngineExchange(id: id, session: context.engineID)
             guarded.pipeline.startedSending(expected: expectedToSend)
             return (id, guarded.pipeline.state == .suspended, metricsReadable(guarded))
         }
@@ -187,12 +186,13 @@ extension TaskCore {
         engine.start(
             id, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
             delegate: self)
-        if suspended { suspendTransfer(id) }
+        let exchange = EngineExchange(id: id, session: context.engineID)
+        if suspended { exchange.suspend() }
         // A cancel() that read this transfer's ID may have queued its stop
         // before the start above; the engine ignores a stop for a transfer
         // it does not know, so it is sent again now that it does.
         if let cancellation = guarded.withLock({ $0.pipeline.isCanceling ? $0.pipeline.cancellation : nil }) {
-            cancelTransfer(id, error: cancellation)
+            exchange.cancel(error: cancellation)
         }
     }
 }

@@ -94,9 +94,8 @@ extension TaskCore {
         if file.isFull {
             // The disk is behind: hand the bytes back and wait for the writer.
             guarded.pipeline.undoDownloadBytes(count: bytes.count)
-            if let id = guarded.transferID {
-                let sessionID = context.engineID
-                file.whenDrained { CurlEngine.shared.resumeReceiving(id, in: sessionID) }
+            if let exchange = guarded.exchange {
+                file.whenDrained { exchange.resumeReceiving() }
             }
             return (.pause, nil)
         }
@@ -124,7 +123,7 @@ extension TaskCore {
             cancelWith(error)
             return
         }
-        let outcome = guarded.withLock { guarded -> (URLError?, TransferID?) in
+        let outcome = guarded.withLock { guarded -> (URLError?, (any HopExchange)?) in
             // Not for data(for:) (it returns Data), not twice, not after a failure.
             var ended = false
             if let end = guarded.pipeline.end {
@@ -166,12 +165,12 @@ extension TaskCore {
                 return (nil, nil)
             }
             guarded.download = state
-            return (nil, guarded.transferID)
+            return (nil, guarded.exchange)
         }
         if let error = outcome.0 {
             cancelWith(error)
-        } else if let id = outcome.1 {
-            resumeReceivingTransfer(id)
+        } else if let exchange = outcome.1 {
+            exchange.resumeReceiving()
         }
     }
 

@@ -27,7 +27,7 @@ extension TaskCore {
         // lock, and only where it is needed (see ResponseSource).
         guard let (url, usesCache, fromCache) = guarded.withLock({ guarded -> (URL, Bool, Bool)? in
             guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
-            return (url, guarded.hop.cache != nil, id.isLocal && guarded.localTransfer?.fetchType == .localCache)
+            return (url, guarded.hop.cache != nil, guarded.exchange?.fetchType == .localCache)
         }) else { return }
         // A stored response's cookies were stored when it first came; a
         // local transport's (a stub's) are new, as a server's.
@@ -130,8 +130,8 @@ extension TaskCore {
 
     func hopDidComplete(_ outcome: TransferOutcome, id: TransferID) {
         let next = guarded.withLock { guarded -> (HopEnd, HopState.Held?)? in
-            guard guarded.transferID == id else { return nil }
-            guarded.transferID = nil
+            guard let exchange = guarded.exchange, exchange.id == id else { return nil }
+            guarded.exchange = nil
             guarded.pipeline.hopEnded()
             // Turned into TransactionMetrics only if someone can read them
             // (building them needs Foundation's response). A handshake
@@ -141,9 +141,8 @@ extension TaskCore {
                 guarded.transactions.append(PendingTransaction(
                     metrics: outcome.metrics, request: guarded.hop.request,
                     response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource,
-                    fetchType: guarded.localTransfer?.fetchType ?? .networkLoad))
+                    fetchType: exchange.fetchType))
             }
-            guarded.localTransfer = nil
             // Only the final response's trailers reach the consumer (not
             // those of a redirect or a 401 held for a decision).
             if let fields = outcome.trailers, outcome.error == nil, guarded.hop.held == nil {
@@ -259,7 +258,7 @@ extension TaskCore {
         struct Published {
             var wake: Wake?
             var bodyError: URLError?
-            var resumeReceiving: TransferID?
+            var resumeReceiving: (any HopExchange)?
             var pendingEnd: (HopEnd, HopState.Held?)?
             var collecting = false
         }
@@ -280,7 +279,7 @@ extension TaskCore {
             Self.updateProgress(&guarded)
             if afterHandlers {
                 guarded.responseHandlersRunning = false
-                if guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.transferID }
+                if guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.exchange }
             }
             // A hop that ended before (or as) its response was published.
             if let end = guarded.pendingHopEnd {
@@ -293,7 +292,7 @@ extension TaskCore {
         // With no events consumer there is nobody left to answer.
         if published.collecting { decision?.settleWithDefault() }
         published.wake?.run(by: self)
-        if let id = published.resumeReceiving { resumeReceivingTransfer(id) }
+        published.resumeReceiving?.resumeReceiving()
         if let error = published.bodyError {
             cancelWith(error)
         } else if let (end, held) = published.pendingEnd {
@@ -303,9 +302,8 @@ extension TaskCore {
 
     /// Ends the task with `error` whether or not a transfer runs.
     func cancelWith(_ error: URLError) {
-        let id = guarded.withLock { $0.transferID }
-        if let id {
-            cancelTransfer(id, error: error)
+        if let exchange = guarded.withLock({ $0.exchange }) {
+            exchange.cancel(error: error)
         } else {
             completeWithTransactions(error: error)
         }

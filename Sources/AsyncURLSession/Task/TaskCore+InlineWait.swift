@@ -14,8 +14,8 @@ extension TaskCore {
     /// chunk; read on the consumer's thread instead, its chunks came from a
     /// second malloc arena, and one 256 MiB GET through `task.events`
     /// peaked at 32.3 against 31.2 MiB (medians of 6 alternating runs).
-    func waitInlineBeforeBody(on id: TransferID, until waiterTaken: (borrowing Guarded) -> Bool) {
-        engine.waitInline(for: id) {
+    func waitInlineBeforeBody(on exchange: any HopExchange, until waiterTaken: (borrowing Guarded) -> Bool) {
+        exchange.waitInline {
             guarded.withLock { waiterTaken($0) || $0.pipeline.bytesReceived > 0 }
         }
     }
@@ -23,10 +23,10 @@ extension TaskCore {
     /// `SessionTask.waitInlineForCollection`: for a collecting task no
     /// Swift task waits on (the classic completion handler).
     func waitInlineForCollection() {
-        let id = guarded.withLock { guarded in
-            guarded.pipeline.end == nil && guarded.pipeline.bytesReceived == 0 ? guarded.transferID : nil
+        let exchange = guarded.withLock { guarded in
+            guarded.pipeline.end == nil && guarded.pipeline.bytesReceived == 0 ? guarded.exchange : nil
         }
-        guard let id else { return }
-        waitInlineBeforeBody(on: id) { $0.pipeline.end != nil }
+        guard let exchange else { return }
+        waitInlineBeforeBody(on: exchange) { $0.pipeline.end != nil }
     }
 }

@@ -1,47 +1,9 @@
 internal import CurlEngine
 import Foundation
 
-/// Commands about the current hop's exchange go to whoever runs it: the
-/// engine, or the `LocalTransfer` of a hop answered without the network.
-/// A bit of the id tells them apart, so engine hops pay one bit test.
-/// Never call these under the task's lock: a local transfer's is taken.
-extension TaskCore {
-    func resumeReceivingTransfer(_ id: TransferID) {
-        if id.isLocal {
-            localTransfer(id)?.resumeReceiving()
-        } else {
-            engine.resumeReceiving(id, in: context.engineID)
-        }
-    }
-
-    func suspendTransfer(_ id: TransferID) {
-        if id.isLocal {
-            localTransfer(id)?.suspend()
-        } else {
-            engine.suspend(id, in: context.engineID)
-        }
-    }
-
-    func resumeTransfer(_ id: TransferID) {
-        if id.isLocal {
-            localTransfer(id)?.resume()
-        } else {
-            engine.resume(id, in: context.engineID)
-        }
-    }
-
-    func cancelTransfer(_ id: TransferID, error: URLError) {
-        if id.isLocal {
-            localTransfer(id)?.cancel(error: error)
-        } else {
-            engine.cancel(id, in: context.engineID, error: error)
-        }
-    }
-
-    private func localTransfer(_ id: TransferID) -> LocalTransfer? {
-        guarded.withLock { $0.localTransfer?.id == id ? $0.localTransfer : nil }
-    }
-
+/// Hops answered without the network (`LocalTransfer`), and what such a
+/// hop asks of its task (`LocalTransferDelegate`).
+extension TaskCore: LocalTransferDelegate {
     /// Starts a hop answered by `responder` instead of the network: a
     /// cache hit (`request` is the hop's own) or a `LocalTransport`'s
     /// responder (`local` is the request as sent, with its body).
@@ -55,8 +17,7 @@ extension TaskCore {
             guard guarded.pipeline.hopStarting() else { return nil }
             guarded.hop = HopState(request: request, credential: credential)
             guarded.hop.cache = cache
-            guarded.transferID = id
-            guarded.localTransfer = transfer
+            guarded.exchange = transfer
             guarded.pipeline.startedSending(expected: expectedToSend)
             return guarded.pipeline.state == .suspended
         }
@@ -118,8 +79,8 @@ extension TaskCore {
         }
         let expected = prepared.bodyLength ?? -1
         let body = LocalRequestBody(source, expectedLength: expected) { [weak self] sent, expected in
-            guard let self, let transfer = guarded.withLock({ $0.localTransfer }) else { return }
-            transfer.reportSent(sent, expected: expected)
+            guard let self, let exchange = guarded.withLock({ $0.exchange }) else { return }
+            exchange.reportSent(sent, expected: expected)
         }
         return LocalRequest(
             request: request, body: body, credential: credential?.credential, taskIdentifier: identifier)

@@ -79,16 +79,17 @@ extension TaskCore: TurnWork {
     /// Hands the parked consumer the event queued for it by a read, unless
     /// something else reached it first.
     func handOffQueuedEvent() {
-        let handOff = guarded.withLock { guarded -> (UnsafeContinuation<TaskEvent?, any Error>, TaskEvent, Bool, TransferID?)? in
+        let handOff = guarded.withLock {
+            guarded -> (UnsafeContinuation<TaskEvent?, any Error>, TaskEvent, Bool, (any HopExchange)?)? in
             guard let waiter = guarded.eventWaiter,
                 case .deliver(let event, let resumeReceiving)? = guarded.pipeline.handOffQueued()
             else { return nil }
             guarded.eventWaiter = nil
             Self.noteDelivered(event, in: &guarded)
-            return (waiter, event, resumeReceiving, guarded.transferID)
+            return (waiter, event, resumeReceiving, guarded.exchange)
         }
-        guard let (waiter, event, resumeReceiving, id) = handOff else { return }
-        if resumeReceiving, let id { resumeReceivingTransfer(id) }
+        guard let (waiter, event, resumeReceiving, exchange) = handOff else { return }
+        if resumeReceiving, let exchange { exchange.resumeReceiving() }
         waiter.resume(returning: event)
     }
 

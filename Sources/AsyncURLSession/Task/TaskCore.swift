@@ -36,11 +36,12 @@ final class TaskCore: Sendable {
     struct Guarded: ~Copyable {
         var pipeline: TaskPipeline
         var hop: HopState
-        /// The engine transfer of the current hop; nil between hops.
-        var transferID: TransferID?
-        /// The current hop's exchange when it is answered without the
-        /// engine (`transferID.isLocal`).
-        var localTransfer: LocalTransfer?
+        /// Whoever answers the current hop (`HopExchange`: the engine, or a
+        /// responder that is not the network); nil between hops.
+        var exchange: (any HopExchange)?
+        /// The current hop's id: callbacks of a hop the task has left are
+        /// told from the current one by it.
+        var transferID: TransferID? { exchange?.id }
         var redirectCount = 0
         var transactions: [PendingTransaction] = []
         /// Failed attempts per protection space (URLAuthenticationChallenge's previousFailureCount).
@@ -246,16 +247,16 @@ final class TaskCore: Sendable {
                 startHop(originalRequest, credential: nil)
             }
         case .resumeTransfer:
-            if let id = guarded.withLock({ $0.transferID }) { resumeTransfer(id) }
+            guarded.withLock({ $0.exchange })?.resume()
         case .none:
             break
         }
     }
 
     func suspend() {
-        let (action, id) = guarded.withLock { ($0.pipeline.suspend(), $0.transferID) }
-        if case .suspendTransfer = action, let id {
-            suspendTransfer(id)
+        let (action, exchange) = guarded.withLock { ($0.pipeline.suspend(), $0.exchange) }
+        if case .suspendTransfer = action, let exchange {
+            exchange.suspend()
         }
     }
 
@@ -263,16 +264,17 @@ final class TaskCore: Sendable {
         // Apple's description of a cancelled task, word for word: legacy
         // code and test suites compare it.
         let error = URLError.make(.cancelled, url: failingURLString, reason: "cancelled")
-        let (action, id, wake) = guarded.withLock { guarded -> (TaskPipeline.CancelAction, TransferID?, Wake?) in
+        let (action, exchange, wake) = guarded.withLock {
+            guarded -> (TaskPipeline.CancelAction, (any HopExchange)?, Wake?) in
             let action = guarded.pipeline.cancel(error: error)
-            guard case .finishWithoutTransfer(let end) = action else { return (action, guarded.transferID, nil) }
-            return (action, guarded.transferID, Self.wake(for: end, in: &guarded))
+            guard case .finishWithoutTransfer(let end) = action else { return (action, guarded.exchange, nil) }
+            return (action, guarded.exchange, Self.wake(for: end, in: &guarded))
         }
         switch action {
         case .cancelTransfer(let dropped):
             _ = consume dropped  // released here, after the lock
-            if let id {
-                cancelTransfer(id, error: error)
+            if let exchange {
+                exchange.cancel(error: error)
             } else {
                 // No transfer runs (a decision is pending between hops, or
                 // the first hop waits for a body stream): nothing will report
@@ -347,7 +349,7 @@ final class TaskCore: Sendable {
         // at (a default can queue events). Most pulls have neither; they
         // take the lock once.
         let (outstanding, handedOutFile, early) = guarded.withLock {
-            guarded -> (OutstandingDecision?, URL?, (TaskPipeline.NextAction, TransferID?)?) in
+            guarded -> (OutstandingDecision?, URL?, (TaskPipeline.NextAction, (any HopExchange)?)?) in
             guard guarded.outstandingDecision == nil, guarded.fileToDeleteOnNextPull == nil else {
                 defer {
                     guarded.outstandingDecision = nil
@@ -368,10 +370,10 @@ final class TaskCore: Sendable {
         // under the first lock.
         let settledSomething = outstanding != nil || handedOutFile != nil
         let ready = settledSomething ? guarded.withLock { Self.takeReadyEvent(in: &$0) } : early
-        guard let (action, id) = ready else { return .mustWait }
+        guard let (action, exchange) = ready else { return .mustWait }
         switch action {
         case .deliver(let event, let resumeReceiving):
-            if resumeReceiving, let id { resumeReceivingTransfer(id) }
+            if resumeReceiving, let exchange { exchange.resumeReceiving() }
             return .event(event)
         case .finishStream:
             return .end
@@ -387,8 +389,8 @@ final class TaskCore: Sendable {
     func waitForNextEvent() async throws -> TaskEvent? {
         let event = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<TaskEvent?, any Error>) in
-                let (action, id, beforeBody) = guarded.withLock {
-                    guarded -> (TaskPipeline.NextAction, TransferID?, Bool) in
+                let (action, exchange, beforeBody) = guarded.withLock {
+                    guarded -> (TaskPipeline.NextAction, (any HopExchange)?, Bool) in
                     if guarded.eventWaiter != nil {
                         // `events` has one consumer; a second would steal its events.
                         return (.failStream(URLError.make(
@@ -401,18 +403,18 @@ final class TaskCore: Sendable {
                     case .deliver(let event, _): Self.noteDelivered(event, in: &guarded)
                     default: break
                     }
-                    return (action, guarded.transferID, guarded.pipeline.bytesReceived == 0)
+                    return (action, guarded.exchange, guarded.pipeline.bytesReceived == 0)
                 }
                 switch action {
                 case .deliver(let event, let resumeReceiving):
-                    if resumeReceiving, let id { resumeReceivingTransfer(id) }
+                    if resumeReceiving, let exchange { exchange.resumeReceiving() }
                     continuation.resume(returning: event)
                 case .finishStream:
                     continuation.resume(returning: nil)
                 case .failStream(let error):
                     continuation.resume(throwing: error)
                 case .wait:
-                    if let id, beforeBody { waitInlineBeforeBody(on: id) { $0.eventWaiter == nil } }
+                    if let exchange, beforeBody { waitInlineBeforeBody(on: exchange) { $0.eventWaiter == nil } }
                 }
             }
         } onCancel: {
@@ -466,16 +468,16 @@ final class TaskCore: Sendable {
         if Task.isCancelled { cancel() }
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                let (end, id) = guarded.withLock { guarded -> (Result<Void, URLError>?, TransferID?) in
+                let (end, exchange) = guarded.withLock { guarded -> (Result<Void, URLError>?, (any HopExchange)?) in
                     if let end = guarded.pipeline.end { return (end, nil) }
                     guarded.collectWaiter = continuation
                     // A transfer whose body flows already is the engine thread's (see `waitInlineBeforeBody`).
-                    return (nil, guarded.pipeline.bytesReceived == 0 ? guarded.transferID : nil)
+                    return (nil, guarded.pipeline.bytesReceived == 0 ? guarded.exchange : nil)
                 }
                 if let end {
                     continuation.resume(with: end)
-                } else if let id {
-                    waitInlineBeforeBody(on: id) { $0.collectWaiter == nil }
+                } else if let exchange {
+                    waitInlineBeforeBody(on: exchange) { $0.collectWaiter == nil }
                 }
             }
         } onCancel: {
@@ -492,7 +494,7 @@ final class TaskCore: Sendable {
                 error: error, bytesReceived: countOfBytesReceived, seconds: Date().timeIntervalSince(createdAt))
         }
         let wake = guarded.withLock { guarded in
-            guarded.transferID = nil
+            guarded.exchange = nil
             // Every task error names the request that failed, under both of
             // Apple's keys, whichever path made it.
             let error = error?.namingFailingURL(guarded.hop.request.url ?? originalRequest.url)
@@ -530,10 +532,10 @@ final class TaskCore: Sendable {
 extension TaskCore {
     /// The queued event or end, taken for a consumer that is not parked;
     /// nil when it must wait.
-    static func takeReadyEvent(in guarded: inout Guarded) -> (TaskPipeline.NextAction, TransferID?)? {
+    static func takeReadyEvent(in guarded: inout Guarded) -> (TaskPipeline.NextAction, (any HopExchange)?)? {
         guard guarded.eventWaiter == nil, let action = guarded.pipeline.nextIfReady() else { return nil }
         if case .deliver(let event, _) = action { noteDelivered(event, in: &guarded) }
-        return (action, guarded.transferID)
+        return (action, guarded.exchange)
     }
 }
 

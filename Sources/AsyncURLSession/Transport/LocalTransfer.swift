@@ -14,7 +14,7 @@ final class LocalTransfer: Sendable {
     let id: TransferID
     /// Where the answer comes from, for the hop's metrics.
     let fetchType: TransactionMetrics.FetchType
-    private let delegate: any TransferDelegate
+    private let delegate: any LocalTransferDelegate
     private let state = Mutex(State())
 
     private struct State {
@@ -39,7 +39,7 @@ final class LocalTransfer: Sendable {
         }
     }
 
-    init(id: TransferID, delegate: any TransferDelegate, fetchType: TransactionMetrics.FetchType) {
+    init(id: TransferID, delegate: any LocalTransferDelegate, fetchType: TransactionMetrics.FetchType) {
         self.id = id
         self.fetchType = fetchType
         self.delegate = delegate
@@ -174,13 +174,11 @@ final class LocalTransfer: Sendable {
     /// does not run meanwhile; a stop (cancel, resource timeout) ends it,
     /// since stopping the task settles its pending decisions.
     func challenge(_ decision: ChallengeDecision) async throws(URLError) -> ChallengeDecision.Answer {
-        // The delegate is the task (see `TaskCore.launchLocalHop`).
-        guard let task = delegate as? TaskCore else { return .performDefaultHandling }
         if let stopped = state.withLock({ $0.stopped }) { throw stopped }
         state.withLock { $0.lastActivity = nil }
         let answer = await withCheckedContinuation { (continuation: CheckedContinuation<ChallengeDecision.Answer, Never>) in
             decision.core.onSettle { continuation.resume(returning: $0) }
-            task.offerLocalChallenge(decision)
+            delegate.offerLocalChallenge(decision)
         }
         let stopped = state.withLock { state -> URLError? in
             state.lastActivity = Self.now()
@@ -216,11 +214,9 @@ final class LocalTransfer: Sendable {
     /// The body as a whole file written elsewhere: a download takes the file
     /// (false: the caller delivers its bytes instead).
     func offerFile(_ url: URL, length: Int64) async throws(URLError) -> Bool {
-        guard let task = delegate as? TaskCore else { return false }
         let adopted = try await untilTaken { () -> Offered<DownloadFile?> in
-            switch task.adoptDownloadBody(url, length: length, id: id) {
-            case .adopted(let file, let wake):
-                wake?.run(by: task)
+            switch delegate.adoptLocalBody(url, length: length, id: id) {
+            case .adopted(let file):
                 return .taken(file)
             case .notAdoptable: return .taken(nil)
             case .abort(let error): return .abort(error)
@@ -266,7 +262,7 @@ final class LocalTransfer: Sendable {
     /// Progress of a body written elsewhere (a download's only).
     func reportReceived(_ total: Int64, expected: Int64) {
         noteActivity()
-        (delegate as? TaskCore)?.reportDownloadProgress(total: total, expected: expected, id: id)
+        delegate.reportDownloadProgress(total: total, expected: expected, id: id)
     }
 
     func deliverHead(_ head: consuming ResponseHead) async throws(URLError) {

@@ -1,0 +1,78 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one seam between a task and whoever answers its current hop: the
+/// engine (`EngineExchange`, a libcurl transfer) or a responder that is not
+/// the network (`LocalTransfer`: a stub, a URLProtocol class, the response
+/// cache's replay, the background agent). Both report back through the
+/// task's `TransferDelegate` methods, naming the hop by `id`; the task
+/// steers the hop through this protocol and never asks which kind it has.
+///
+/// Never call these under the task's lock: a local transfer takes its own.
+protocol HopExchange: Sendable {
+    /// Names the hop in the delegate calls it makes, so a late call of a
+    /// hop the task has left is told from the current one.
+    var id: TransferID { get }
+    /// Where the answer comes from, for the hop's metrics.
+    var fetchType: TransactionMetrics.FetchType { get }
+    /// Both directions paused (`SessionTask.suspend()`).
+    func suspend()
+    func resume()
+    /// The task's consumer has room again after a `.pause` verdict.
+    func resumeReceiving()
+    func cancel(error: URLError)
+    /// A consumer about to park before the body's first byte: the engine
+    /// may run the hop on this thread for a moment (`CurlEngine.waitInline`);
+    /// other exchanges return at once.
+    func waitInline(until isDone: () -> Bool)
+    /// A request body read by the responder itself reached `sent` bytes
+    /// (of `expected`, -1: unknown). The engine reports its uploads through
+    /// the delegate, so an engine hop has nothing to do here.
+    func reportSent(_ sent: Int64, expected: Int64)
+}
+
+/// A hop on the wire: an engine transfer. Two words, so a task holds it in
+/// its `any HopExchange` without allocating.
+struct EngineExchange: HopExchange {
+    let id: TransferID
+    let session: EngineSessionID
+
+    var fetchType: TransactionMetrics.FetchType { .networkLoad }
+    func suspend() { CurlEngine.shared.suspend(id, in: session) }
+    func resume() { CurlEngine.shared.resume(id, in: session) }
+    func resumeReceiving() { CurlEngine.shared.resumeReceiving(id, in: session) }
+    func cancel(error: URLError) { CurlEngine.shared.cancel(id, in: session, error: error) }
+    func waitInline(until isDone: () -> Bool) { CurlEngine.shared.waitInline(for: id, until: isDone) }
+    func reportSent(_ sent: Int64, expected: Int64) {}
+}
+
+extension LocalTransfer: HopExchange {
+    func waitInline(until isDone: () -> Bool) {}
+}
+
+/// What a hop answered without the network asks of its task beyond what an
+/// engine transfer does: its responder's own challenge, and a body written
+/// to a file elsewhere (the background agent's downloads).
+protocol LocalTransferDelegate: TransferDelegate {
+    /// Offers `decision` as a network 401's would be; the answer settles it.
+    func offerLocalChallenge(_ decision: ChallengeDecision)
+    /// A download takes the whole file at `source` instead of its bytes.
+    func adoptLocalBody(_ source: URL, length: Int64, id: TransferID) -> LocalBodyAdoption
+    /// How far a body written elsewhere got, as download progress.
+    func reportDownloadProgress(total: Int64, expected: Int64, id: TransferID)
+}
+
+/// What became of a body file offered to the task (`adoptLocalBody`).
+enum LocalBodyAdoption {
+    /// Taken: its move is queued in order with the file's writes (wait for
+    /// its `flush` before the source may go).
+    case adopted(DownloadFile)
+    /// The task holds bodies back now (a response decision is pending).
+    case pause
+    /// Not a download that can take a whole file: deliver the bytes.
+    case notAdoptable
+    case abort(URLError)
+}
