@@ -49,8 +49,10 @@ struct BackgroundResponder: LocalResponder {
         var sentHead = false
         for await status in updates where status.id == transfer {
             if !sentHead, let head = status.head ?? (status.phase == "finished" ? ResponseHeadRecord(statusCode: 200, headers: [], url: "") : nil) {
+                // The agent followed the redirects: the response is from where they ended.
                 try await writer.writeHead(
-                    statusCode: head.statusCode, headerFields: head.headers.compactMap { $0.count == 2 ? (name: $0[0], value: $0[1]) : nil })
+                    statusCode: head.statusCode, headerFields: head.headers.compactMap { $0.count == 2 ? (name: $0[0], value: $0[1]) : nil },
+                    finalURL: head.url.isEmpty ? nil : URL(string: head.url))
                 sentHead = true
             }
             switch status.phase {

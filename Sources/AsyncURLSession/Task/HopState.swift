@@ -30,7 +30,10 @@ struct HopState {
         var connectFailure: URLError?
     }
 
-    let request: URLRequest
+    /// The hop's request. Its URL moves when a local responder says the
+    /// exchange ended elsewhere (the background agent follows redirects
+    /// itself): the response, and `currentRequest`, name where it ended.
+    var request: URLRequest
     let credential: HopCredential?
     /// The credential sent to the proxy, if any (an answer's, or the proxy
     /// configuration's).

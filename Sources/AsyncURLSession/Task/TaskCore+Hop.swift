@@ -54,6 +54,16 @@ extension TaskCore {
         }
     }
 
+    /// Hop `id`'s exchange ended at `url` (a local responder followed
+    /// redirects itself: the background agent): its request names it, so
+    /// the response built from the next head, and `currentRequest`, do.
+    func hopMoved(to url: URL, id: TransferID) {
+        guarded.withLock { guarded in
+            guard guarded.transferID == id else { return }
+            guarded.hop.request.url = url
+        }
+    }
+
     /// Every hop's Set-Cookie fields go to the jar (a redirect's too, before
     /// it is followed), unless the session or the request opts out.
     private func storeCookies(_ fields: [String], from url: URL) {

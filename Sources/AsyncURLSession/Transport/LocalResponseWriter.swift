@@ -55,6 +55,16 @@ public final class LocalResponseWriter: Sendable {
         try await transfer.deliverHead(head)
     }
 
+    /// The head of a response that came from `url`, not the hop's own URL
+    /// (the background agent followed redirects): the task's response and
+    /// its `currentRequest` name `url`.
+    func writeHead(
+        statusCode: Int, headerFields: [(name: String, value: String)], finalURL url: URL?
+    ) async throws(URLError) {
+        if let url, url != self.url { transfer.moveHop(to: url) }
+        try await writeHead(statusCode: statusCode, headerFields: headerFields)
+    }
+
     /// A stored response's head (the cache's responder).
     func writeHead(statusCode: Int, httpVersion: String, fields: CachedHeaderFields) async throws(URLError) {
         try await writeHead(

@@ -265,6 +265,12 @@ final class LocalTransfer: Sendable {
         delegate.reportDownloadProgress(total: total, expected: expected, id: id)
     }
 
+    /// The exchange ended at `url` (redirects followed by whoever answered
+    /// it): the hop's request names it from now on.
+    func moveHop(to url: URL) {
+        (delegate as? TaskCore)?.hopMoved(to: url, id: id)
+    }
+
     func deliverHead(_ head: consuming ResponseHead) async throws(URLError) {
         try await proceed()
         noteActivity()
