@@ -61,11 +61,16 @@ package struct BackgroundTransferStatus: Sendable, Codable, Equatable {
     package var head: ResponseHeadRecord?
     /// The request as recorded (for a program that reconnects).
     package var request: BackgroundRequest?
+    /// An upload's request body bytes sent so far, and how many it has
+    /// (-1: unknown), while it is being sent; nil otherwise (and from an
+    /// agent that does not say).
+    package var bytesSent: Int64?
+    package var expectedBytesToSend: Int64?
 
     package init(
         id: Int64, session: String, task: Int, url: String, phase: String, bytesOnDisk: Int64, expectedBytes: Int64,
         file: String?, failure: String?, failureCode: Int? = nil, head: ResponseHeadRecord? = nil,
-        request: BackgroundRequest? = nil
+        request: BackgroundRequest? = nil, bytesSent: Int64? = nil, expectedBytesToSend: Int64? = nil
     ) {
         self.id = id
         self.session = session
@@ -79,6 +84,8 @@ package struct BackgroundTransferStatus: Sendable, Codable, Equatable {
         self.failureCode = failureCode
         self.head = head
         self.request = request
+        self.bytesSent = bytesSent
+        self.expectedBytesToSend = expectedBytesToSend
     }
 
     /// Whether the agent has nothing more to do for it.

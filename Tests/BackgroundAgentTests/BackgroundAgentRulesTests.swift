@@ -39,4 +39,31 @@ import Glibc
             #expect(task.originalRequest?.url == server.url("/redirect/2"))
         }
     }
+
+    @Test func anUploadFromAFile_reportsTheBytesTheAgentSent() async throws {
+        try await withServer(timeLimit: 90) { server in
+            let sandbox = try AgentSandbox()
+            defer { sandbox.remove() }
+            defer { sandbox.stopAgent() }
+            let body = sandbox.runtime.appendingPathComponent("upload.bin")
+            try LoopbackServer.patternBody(count: 3_000_000).write(to: body)
+            let task = Session(configuration: sandbox.configuration("sends"))
+                .uploadTask(with: URLRequest(url: server.url("/echo")), fromFile: body)
+            task.resume()
+            var sent: [TransferProgress] = []
+            var status: Int?
+            for try await event in task.events {
+                switch event {
+                case .uploadProgress(let step): sent.append(step)
+                case .response(let response, _): status = response.statusCode
+                default: break
+                }
+            }
+            #expect(status == 200)
+            #expect(!sent.isEmpty)
+            #expect(sent.last?.totalBytes == 3_000_000, "\(sent)")
+            #expect(sent.last?.totalBytesExpected == 3_000_000, "\(sent)")
+            #expect(sent.map(\.totalBytes) == sent.map(\.totalBytes).sorted())
+        }
+    }
 }

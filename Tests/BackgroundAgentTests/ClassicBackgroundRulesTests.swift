@@ -26,6 +26,26 @@ import URLSessionCompat
         }
     }
 
+    @Test func aClassicUploadFromAFile_reachesDidSendBodyData() async throws {
+        try await withServer(timeLimit: 90) { server in
+            let sandbox = try AgentSandbox()
+            defer { sandbox.remove() }
+            defer { sandbox.stopAgent() }
+            let body = sandbox.runtime.appendingPathComponent("upload.bin")
+            try LoopbackServer.patternBody(count: 2_500_000).write(to: body)
+            let recorder = ClassicRecorder()
+            var request = URLRequest(url: server.url("/echo"))
+            request.httpMethod = "PUT"
+            URLSession(configuration: Self.classic("classic-sends", sandbox), delegate: recorder, delegateQueue: nil)
+                .uploadTask(with: request, fromFile: body).resume()
+            let ended = await recorder.waitForCompletion(seconds: 30)
+            #expect(ended == .some(nil))
+            let sent = recorder.sent
+            #expect(sent.last?.total == 2_500_000, "\(sent)")
+            #expect(sent.last?.expected == 2_500_000, "\(sent)")
+        }
+    }
+
     static func classic(_ identifier: String, _ sandbox: AgentSandbox) -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.background(withIdentifier: identifier)
         configuration.sessionConfiguration = sandbox.configuration(identifier)

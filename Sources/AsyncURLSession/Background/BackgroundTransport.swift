@@ -47,13 +47,26 @@ struct BackgroundResponder: LocalResponder {
             if !ended { Task { [link] in _ = try? await link.send(.cancel(id: transfer)) } }
         }
         var sentHead = false
+        var bytesSent: Int64 = 0
         for await status in updates where status.id == transfer {
+            // The agent sends an upload's body: its progress, forward only
+            // (updates come in no set order; a retry sends it again).
+            if let sent = status.bytesSent, sent > bytesSent {
+                bytesSent = sent
+                writer.reportBodySent(sent, expected: status.expectedBytesToSend ?? -1)
+            }
             if !sentHead, let head = status.head ?? (status.phase == "finished" ? ResponseHeadRecord(statusCode: 200, headers: [], url: "") : nil) {
                 // The agent followed the redirects: the response is from where they ended.
                 try await writer.writeHead(
                     statusCode: head.statusCode, headerFields: head.headers.compactMap { $0.count == 2 ? (name: $0[0], value: $0[1]) : nil },
                     finalURL: head.url.isEmpty ? nil : URL(string: head.url))
                 sentHead = true
+                // A success came: the agent sent the whole body (its last
+                // report of it may come after this update, or never).
+                if (200..<300).contains(head.statusCode), let length = Self.bodyLength(request), length > bytesSent {
+                    bytesSent = length
+                    writer.reportBodySent(length, expected: length)
+                }
             }
             switch status.phase {
             case "finished":
@@ -77,6 +90,14 @@ struct BackgroundResponder: LocalResponder {
         if Task.isCancelled { throw URLError(.cancelled) }
         throw link.failure ?? URLError.make(
             .backgroundSessionWasDisconnected, url: nil, reason: "The transfer agent stopped sending updates.")
+    }
+
+    /// The length of the body file an upload sends; nil for any other.
+    private static func bodyLength(_ request: LocalRequest) -> Int64? {
+        guard case .file(let file) = request.body.source,
+            let size = try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber
+        else { return nil }
+        return size.int64Value
     }
 
     /// Hands the hop's request to the agent; the body must be a file.

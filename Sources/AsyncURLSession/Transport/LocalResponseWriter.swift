@@ -126,6 +126,12 @@ public final class LocalResponseWriter: Sendable {
         transfer.reportReceived(received, expected: expected)
     }
 
+    /// How much of the request body was sent elsewhere (the background
+    /// agent sends it): the task's upload progress.
+    func reportBodySent(_ sent: Int64, expected: Int64) {
+        transfer.reportSent(sent, expected: expected)
+    }
+
     /// Asks the task for credentials, as a server's 401 asks: the task's
     /// challenge handling (an events consumer's `.challenge` decision, the
     /// task's or session's delegate) answers, and the answer comes back

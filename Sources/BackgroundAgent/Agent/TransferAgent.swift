@@ -133,6 +133,13 @@ package actor TransferAgent {
             status.bytesOnDisk = max(received, entry.bytesOnDisk)
             status.expectedBytes = expected
         }
+        // Bytes sent only grow at the program's end, so an ended
+        // transfer's status may carry them too (its last report may come
+        // after the end's: a fast upload's only one does).
+        if case .sent(let sent, let expected)? = event {
+            status.bytesSent = sent
+            status.expectedBytesToSend = expected
+        }
         subscriber.post(status)
     }
 

@@ -24,6 +24,10 @@ package struct DownloadRunner: Sendable {
         /// bar shows), after `recordEvery` bytes and at most ten times a
         /// second, however seldom they are made durable and recorded.
         case progress(received: Int64, expectedBytes: Int64)
+        /// An upload's request body bytes sent so far, at the pace of
+        /// `progress` (after `recordEvery` bytes, at most ten times a
+        /// second), and once more when the response comes (all of it sent).
+        case sent(bytes: Int64, expectedBytes: Int64)
         /// The attempt failed with a network error; another follows after `pause` seconds.
         case retrying(URLError.Code, pause: Double)
     }
@@ -119,9 +123,25 @@ package struct DownloadRunner: Sendable {
                 // agent's CPU up by half. The first mebibyte is reported at
                 // once (a transfer that stalls early still shows it).
                 var reportedAt = -Double.infinity
+                // The same pace for an upload's bytes sent.
+                var sent = TransferProgress(bytes: 0, totalBytes: 0, totalBytesExpected: -1)
+                var sentReported: Int64 = 0
+                var sentReportedAt = -Double.infinity
                 for try await event in task.events {
                     switch event {
+                    case .uploadProgress(let step):
+                        sent = step
+                        let now = ProcessInfo.processInfo.systemUptime
+                        if step.totalBytes - sentReported >= recordEvery, now - sentReportedAt >= 0.1 {
+                            sentReported = step.totalBytes
+                            sentReportedAt = now
+                            events(.sent(bytes: step.totalBytes, expectedBytes: step.totalBytesExpected))
+                        }
                     case .response(let response, _):
+                        if sent.totalBytes > sentReported {
+                            sentReported = sent.totalBytes
+                            events(.sent(bytes: sent.totalBytes, expectedBytes: sent.totalBytesExpected))
+                        }
                         let continues = offset > 0 && response.statusCode == 206
                             && Self.contentRangeStart(response) == offset
                         if !continues {
