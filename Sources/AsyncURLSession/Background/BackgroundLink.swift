@@ -16,6 +16,13 @@ import Glibc
 /// agent's pace, not the cooperative pool's) and hands each to the
 /// responder watching its task. The hold ends with the session (or the
 /// program): the agent goes on with the transfers.
+///
+/// When the agent goes away (killed, crashed), the link attaches again
+/// under the same identifier, which starts the next agent (it takes up the
+/// journal's transfers): at once while a task is watching (its updates
+/// resume from what the new agent says), else when the next task starts.
+/// Bounded: `reattachPauses` attempts, then the watching tasks fail saying
+/// so (and the next task tries again).
 final class BackgroundLink: Sendable {
     let identifier: String
     let client: AgentClient
@@ -25,15 +32,31 @@ final class BackgroundLink: Sendable {
 
     /// What the reader thread shares with the session (not the link
     /// itself, so the link, and with it the hold, ends with the session).
-    private final class Shared: Sendable {
+    fileprivate final class Shared: Sendable {
+        let identifier: String
+        let client: AgentClient
         let state = Mutex(State())
+        /// Held while attaching again, so one attempt runs at a time (on
+        /// threads of their own: the attempt blocks).
+        let reattaching = Mutex(())
+
+        init(identifier: String, client: AgentClient) {
+            self.identifier = identifier
+            self.client = client
+        }
     }
 
-    private struct State {
+    fileprivate struct State {
         /// Why the session cannot use the agent (refused, unreachable, lost).
         var failure: URLError?
-        /// The held connection, to end it when the session goes.
+        /// The held connection, to end it when the session goes; -1 while
+        /// none is held. Changed only under the lock, before the socket
+        /// it names is closed.
         var lease: Int32 = -1
+        /// The session is gone: nothing attaches again.
+        var closed = false
+        /// The connection to the agent was lost and not made again yet.
+        var lost = false
         var watchers: [Int: AsyncStream<BackgroundTransferStatus>.Continuation] = [:]
         /// The last status of each task's transfer.
         var latest: [Int: BackgroundTransferStatus] = [:]
@@ -48,6 +71,11 @@ final class BackgroundLink: Sendable {
     /// The session's `backgroundEvents`.
     let events: AsyncThrowingStream<BackgroundSessionEvent, any Error>
 
+    /// Seconds to wait before each attempt to attach again after the
+    /// agent went away (the first at once: a killed agent's successor
+    /// starts within milliseconds).
+    static let reattachPauses: [Double] = [0, 0.5, 1, 2, 4]
+
     /// Attaches to the agent for `identifier` (blocking, bounded).
     init(identifier: String, configuration: SessionConfiguration) {
         self.identifier = identifier
@@ -56,7 +84,7 @@ final class BackgroundLink: Sendable {
         client = AgentClient(
             folder: AgentLocation.folder(configuration), agentExecutable: program?.path,
             agentEnvironment: program?.environment ?? [:])
-        shared = Shared()
+        shared = Shared(identifier: identifier, client: client)
         let (events, continuation) = AsyncThrowingStream<BackgroundSessionEvent, any Error>.makeStream()
         self.events = events
         shared.state.withLock { $0.events = continuation }
@@ -64,16 +92,21 @@ final class BackgroundLink: Sendable {
     }
 
     deinit {
-        let lease = shared.state.withLock { state -> Int32 in
-            defer { state.lease = -1 }
-            return state.lease
+        shared.state.withLock { state in
+            state.closed = true
+            // The reader thread sees the end and lets the socket go (after
+            // this: it changes the lease under this lock before closing).
+            if state.lease >= 0 { shutdown(state.lease, Int32(SHUT_RDWR)) }
+            state.lease = -1
         }
-        // The reader thread sees the end and lets the socket go.
-        if lease >= 0 { shutdown(lease, Int32(SHUT_RDWR)) }
     }
 
     /// Why the session's tasks cannot run, if they cannot.
     var failure: URLError? { shared.state.withLock { $0.failure } }
+
+    /// Why the session's tasks cannot run, when no new attempt may change
+    /// it (refused, in use): not a lost agent, which is attached again.
+    var lastingFailure: URLError? { shared.state.withLock { $0.lost ? nil : $0.failure } }
 
     /// The transfers an earlier program left (attach's reply), for the
     /// session to make tasks of.
@@ -97,50 +130,15 @@ final class BackgroundLink: Sendable {
                     + "ASYNCURLSESSION_AGENT to it."))
             return
         }
-        switch reply {
-        case .attached(let transfers):
+        switch Shared.attachment(reply, identifier: identifier) {
+        case .success(let transfers):
             left = transfers.filter { $0.request != nil }
-        case .sessionInUse(let process):
-            fail(URLError.make(
-                .backgroundSessionInUseByAnotherProcess, url: nil,
-                reason: "The background session \"\(identifier)\" is in use by process \(process): one program at a time "
-                    + "may hold an identifier. End that session (or that program), or use another identifier."))
-            return
-        case .refused(let reason):
-            fail(URLError.make(.cannotLoadFromNetwork, url: nil, reason: "The transfer agent refused the session: \(reason)"))
-            return
-        default:
-            fail(URLError.make(.cannotLoadFromNetwork, url: nil, reason: "The transfer agent answered something else than asked."))
+        case .failure(let error):
+            fail(error)
             return
         }
         shared.state.withLock { $0.lease = socket.fd }
-        // The socket stays with the thread, which alone reads it.
-        nonisolated(unsafe) let held = socket
-        let shared = shared
-        let identifier = identifier
-        Thread {
-            // Bounded by the connection: ends when the session lets it go
-            // (shutdown) or the agent goes.
-            while let reply = try? held.receive(AgentReply.self) {
-                guard case .update(let status) = reply else { continue }
-                let watcher = shared.state.withLock { state in
-                    state.latest[status.task] = status
-                    return state.watchers[status.task]
-                }
-                watcher?.yield(status)
-            }
-            let watchers = shared.state.withLock { state -> [AsyncStream<BackgroundTransferStatus>.Continuation] in
-                guard state.lease >= 0 else { return [] }
-                state.lease = -1
-                state.failure = URLError.make(
-                    .backgroundSessionWasDisconnected, url: nil,
-                    reason: "The transfer agent of background session \"\(identifier)\" went away; its transfers go on "
-                        + "when it starts again: create the session again to reconnect.")
-                defer { state.watchers = [:] }
-                return Array(state.watchers.values)
-            }
-            for watcher in watchers { watcher.finish() }
-        }.start()
+        shared.read(socket)
     }
 
     private func fail(_ error: URLError) {
@@ -150,6 +148,17 @@ final class BackgroundLink: Sendable {
             return state.events
         }
         events?.finish(throwing: error)
+    }
+
+    /// Attaches again if the agent went away since (blocking, bounded, on a
+    /// thread of its own); throws when that failed.
+    func reattachIfLost() async throws(URLError) {
+        guard shared.state.withLock({ $0.lost && !$0.closed }) else { return }
+        let shared = shared
+        let failure = await withCheckedContinuation { (continuation: CheckedContinuation<URLError?, Never>) in
+            Thread { continuation.resume(returning: shared.reattach()) }.start()
+        }
+        if let failure { throw failure }
     }
 
     // MARK: - The session's events
@@ -225,7 +234,8 @@ final class BackgroundLink: Sendable {
     func watch(task: Int) -> AsyncStream<BackgroundTransferStatus> {
         let (stream, continuation) = AsyncStream<BackgroundTransferStatus>.makeStream()
         let registered = shared.state.withLock { state -> Bool in
-            guard state.lease >= 0 else { return false }
+            // While lost, the watcher waits for the link to attach again.
+            guard state.lease >= 0 || (state.lost && !state.closed) else { return false }
             state.watchers[task] = continuation
             if let latest = state.latest[task] { continuation.yield(latest) }
             return true
@@ -254,6 +264,121 @@ final class BackgroundLink: Sendable {
             throw URLError.make(
                 .backgroundSessionWasDisconnected, url: nil,
                 reason: "Cannot reach the transfer agent of background session \"\(identifier)\": \(error.description).")
+        }
+    }
+}
+
+extension BackgroundLink.Shared {
+    /// Reads `socket`'s updates on a thread of its own until the session
+    /// lets it go or the agent goes; then attaches again (at once while a
+    /// task watches, else left to the next task).
+    func read(_ socket: AgentSocket) {
+        // The socket stays with the thread, which alone reads it.
+        nonisolated(unsafe) let held = socket
+        Thread { [self] in
+            // Bounded by the connection: ends when the session lets it go
+            // (shutdown) or the agent goes.
+            while let reply = try? held.receive(AgentReply.self) {
+                guard case .update(let status) = reply else { continue }
+                let watcher = state.withLock { state in
+                    state.latest[status.task] = status
+                    return state.watchers[status.task]
+                }
+                watcher?.yield(status)
+            }
+            let watched = state.withLock { state -> Bool in
+                // The lease goes before the socket closes (this closure's end).
+                if state.lease == held.fd { state.lease = -1 }
+                guard !state.closed else { return false }
+                state.lost = true
+                return !state.watchers.isEmpty
+            }
+            if watched { _ = reattach() }
+        }.start()
+    }
+
+    /// Attaches again after the agent went away, `reattachPauses` attempts
+    /// (blocking); nil once attached (the watchers get the new agent's
+    /// status of their transfers), else the error the watchers ended with.
+    func reattach() -> URLError? {
+        reattaching.withLock { _ -> URLError? in
+            var last = "no attempt"
+            for pause in BackgroundLink.reattachPauses {
+                guard state.withLock({ $0.lost && !$0.closed }) else { return nil }
+                if pause > 0 { usleep(UInt32(pause * 1e6)) }
+                let socket: AgentSocket
+                let reply: AgentReply
+                do throws(AgentWireError) {
+                    (socket, reply) = try client.attach(session: identifier, timeout: 15)
+                } catch {
+                    last = error.description
+                    continue
+                }
+                switch Self.attachment(reply, identifier: identifier) {
+                case .success(let transfers):
+                    install(socket, transfers)
+                    return nil
+                case .failure(let error):
+                    // Refused or held by another program: no point in trying again now.
+                    return end(with: error)
+                }
+            }
+            return end(with: URLError.make(
+                .backgroundSessionWasDisconnected, url: nil,
+                reason: "The transfer agent of background session \"\(identifier)\" went away and could not be started "
+                    + "again (\(BackgroundLink.reattachPauses.count) attempts: \(last)). Its transfers are kept in its "
+                    + "journal and go on when an agent starts: the session tries again with its next task, or create the "
+                    + "session again; see \(client.folder.url.path)/agent.log."))
+        }
+    }
+
+    /// The new connection is the session's (unless the session went
+    /// meanwhile: then it closes, freeing the identifier at the agent).
+    private func install(_ socket: AgentSocket, _ transfers: [BackgroundTransferStatus]) {
+        let updates = state.withLock { state -> [(AsyncStream<BackgroundTransferStatus>.Continuation, BackgroundTransferStatus)]? in
+            guard !state.closed else { return nil }
+            state.lease = socket.fd
+            state.lost = false
+            state.failure = nil
+            var updates: [(AsyncStream<BackgroundTransferStatus>.Continuation, BackgroundTransferStatus)] = []
+            for status in transfers {
+                state.latest[status.task] = status
+                if let watcher = state.watchers[status.task] { updates.append((watcher, status)) }
+            }
+            return updates
+        }
+        guard let updates else { return }
+        for (watcher, status) in updates { watcher.yield(status) }
+        read(socket)
+    }
+
+    /// The watching tasks end with `error` (which the next task sees, and
+    /// tries again past, while the link is lost).
+    private func end(with error: URLError) -> URLError {
+        let watchers = state.withLock { state -> [AsyncStream<BackgroundTransferStatus>.Continuation] in
+            state.failure = error
+            defer { state.watchers = [:] }
+            return Array(state.watchers.values)
+        }
+        for watcher in watchers { watcher.finish() }
+        return error
+    }
+
+    /// What an attach reply means for the session: its transfers, or why it
+    /// cannot have the identifier.
+    static func attachment(_ reply: AgentReply, identifier: String) -> Result<[BackgroundTransferStatus], URLError> {
+        switch reply {
+        case .attached(let transfers):
+            return .success(transfers)
+        case .sessionInUse(let process):
+            return .failure(URLError.make(
+                .backgroundSessionInUseByAnotherProcess, url: nil,
+                reason: "The background session \"\(identifier)\" is in use by process \(process): one program at a time "
+                    + "may hold an identifier. End that session (or that program), or use another identifier."))
+        case .refused(let reason):
+            return .failure(URLError.make(.cannotLoadFromNetwork, url: nil, reason: "The transfer agent refused the session: \(reason)"))
+        default:
+            return .failure(URLError.make(.cannotLoadFromNetwork, url: nil, reason: "The transfer agent answered something else than asked."))
         }
     }
 }

@@ -26,7 +26,7 @@ struct BackgroundResponder: LocalResponder {
     let link: BackgroundLink
 
     func respond(to request: LocalRequest, through writer: LocalResponseWriter) async throws(URLError) {
-        if let failure = link.failure { throw failure }
+        if let failure = link.lastingFailure { throw failure }
         guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw URLError.make(
                 .unsupportedURL, url: nil, reason: "Background sessions load http and https URLs only.")
@@ -34,6 +34,8 @@ struct BackgroundResponder: LocalResponder {
         let task = request.taskIdentifier
         let updates = link.watch(task: task)
         defer { link.unwatch(task: task) }
+        // After watching: a loss from now on is attached again by the link itself.
+        try await link.reattachIfLost()
         let reconnected = link.takeReconnected(task: task)
         let transfer: Int64
         if let reconnected {
