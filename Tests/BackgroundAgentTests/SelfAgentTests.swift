@@ -24,7 +24,7 @@ import Glibc
             let bin = runtime.appendingPathComponent("bin")
             try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
             let program = bin.appendingPathComponent("user-program")
-            try FileManager.default.copyItem(at: built, to: program)
+            try copyCloseOnExec(built, to: program)
             let folder = AgentFolder(url: runtime.appendingPathComponent("AsyncURLSession"))
             // Whatever happens, the agent this test started is stopped.
             defer {
@@ -74,4 +74,23 @@ import Glibc
         guard let status = try? String(contentsOfFile: "/proc/\(process)/status", encoding: .utf8) else { return true }
         return status.split(separator: "\n").contains { $0.hasPrefix("State:") && $0.contains("Z") }
     }
+}
+
+/// Copies an executable through a descriptor opened close-on-exec.
+/// `FileManager.copyItem` opens its destination without O_CLOEXEC, so a
+/// child another test spawns at that moment inherits the write descriptor
+/// until its exec, and running the copy then fails with "Text file busy"
+/// (seen once in a full run).
+private func copyCloseOnExec(_ source: URL, to destination: URL) throws {
+    let bytes = try Data(contentsOf: source)
+    let fd = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+    guard fd >= 0 else { throw CopyFailure(reason: "open \(destination.path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    guard written == bytes.count else { throw CopyFailure(reason: "short write to \(destination.path)") }
+}
+
+private struct CopyFailure: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { reason }
 }
