@@ -88,6 +88,10 @@ package struct BackgroundTransferStatus: Sendable, Codable, Equatable {
         self.expectedBytesToSend = expectedBytesToSend
     }
 
+    /// `phase` as the agent's journal names it (nil for a name this
+    /// program does not know: a newer agent's).
+    package var transferPhase: TransferPhase? { TransferPhase(rawValue: phase) }
+
     /// Whether the agent has nothing more to do for it.
-    package var hasEnded: Bool { ["finished", "failed", "cancelled", "delivered"].contains(phase) }
+    package var hasEnded: Bool { transferPhase.map { !$0.isLive } ?? false }
 }

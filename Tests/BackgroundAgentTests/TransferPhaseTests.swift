@@ -1,3 +1,4 @@
+import AgentWire
 import Testing
 @testable import BackgroundAgent
 

@@ -57,7 +57,7 @@ struct BackgroundResponder: LocalResponder {
                 bytesSent = sent
                 writer.reportBodySent(sent, expected: status.expectedBytesToSend ?? -1)
             }
-            if !sentHead, let head = status.head ?? (status.phase == "finished" ? ResponseHeadRecord(statusCode: 200, headers: [], url: "") : nil) {
+            if !sentHead, let head = status.head ?? (status.transferPhase == .finished ? ResponseHeadRecord(statusCode: 200, headers: [], url: "") : nil) {
                 // The agent followed the redirects: the response is from where they ended.
                 try await writer.writeHead(
                     statusCode: head.statusCode, headerFields: head.headers.compactMap { $0.count == 2 ? (name: $0[0], value: $0[1]) : nil },
@@ -70,8 +70,8 @@ struct BackgroundResponder: LocalResponder {
                     writer.reportBodySent(length, expected: length)
                 }
             }
-            switch status.phase {
-            case "finished":
+            switch status.transferPhase {
+            case .finished:
                 if let file = status.file {
                     try await writer.writeBody(contentsOf: URL(fileURLWithPath: file), length: status.bytesOnDisk)
                 }
@@ -79,13 +79,13 @@ struct BackgroundResponder: LocalResponder {
                 _ = try? await link.send(.delivered(id: transfer))
                 if reconnected != nil { link.handedOver(task: task) }
                 return
-            case "failed", "cancelled":
+            case .failed, .cancelled:
                 ended = true
                 _ = try? await link.send(.delivered(id: transfer))
                 if reconnected != nil { link.handedOver(task: task) }
-                let code = status.phase == "cancelled" ? .cancelled : (URLError.Code(rawValue: status.failureCode ?? URLError.Code.unknown.rawValue) ?? .unknown)
+                let code = status.transferPhase == .cancelled ? .cancelled : (URLError.Code(rawValue: status.failureCode ?? URLError.Code.unknown.rawValue) ?? .unknown)
                 throw URLError.make(code, url: nil, reason: status.failure ?? "The background transfer was cancelled.")
-            default:
+            case .queued, .running, .waitingToRetry, .delivered, nil:
                 if sentHead { writer.reportBodyProgress(received: status.bytesOnDisk, expected: status.expectedBytes) }
             }
         }

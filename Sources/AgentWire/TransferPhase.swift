@@ -1,4 +1,6 @@
-/// Where a background transfer is in its life, and the moves it may make.
+/// Where a background transfer is in its life, and the moves it may make:
+/// the agent's journal keeps it, and programs read it from the agent's
+/// status messages (`TransferStatus.transferPhase`).
 ///
 /// queued ─▶ running ─▶ finished ─┐
 ///              │  ▲              ├─▶ delivered (its program has heard the end)
