@@ -6,191 +6,207 @@ import FoundationNetworking
 import Synchronization
 
 /// A TCP connection (optionally TLS from its start) read and written as
-/// bytes: the engine's raw stream of a connect-only transfer (see
-/// `RawStream`). Reads never buffer without bound: past `bufferLimit`
+/// bytes: a raw connection (see `RawConnection`) whose client reads of a
+/// minimum and maximum length, with timeouts, and closes each side.
+/// Reads never buffer without bound: past `ByteStreamClient.bufferLimit`
 /// bytes nobody has read, the socket is not read until they are.
-final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnection, Sendable {
-    let identifier: Int
-    let context: SessionContext
+typealias StreamConnection = RawConnection<ByteStreamClient>
+
+/// What a byte stream adds to a raw connection.
+struct ByteStreamClient: RawConnectionClient {
     let host: String
     let port: Int
     static let bufferLimit = 1 << 20
 
-    private struct Reader: Sendable {
+    struct Reader: Sendable {
         let serial: Int
         let minLength: Int
         let maxLength: Int
         let continuation: CheckedContinuation<(Data, Bool), any Error>
     }
 
-    private struct Writer: Sendable {
-        let serial: Int
-        let end: Int64
-        let continuation: CheckedContinuation<Void, any Error>
-    }
-
-    private enum Phase: Sendable, Equatable { case idle, connecting, open, closed }
-
-    private struct Guarded: Sendable {
-        var phase = Phase.idle
+    struct State: Sendable {
         var secure = false
-        var transferID: TransferID?
         var buffer = Data()
         var atEOF = false
-        var readPaused = false
         var readClosed = false
         var writeClosed = false
         var readers: [Reader] = []
-        var openWaiters: [CheckedContinuation<Void, any Error>] = []
-        var queuedBytes: Int64 = 0
-        var writers: [Writer] = []
-        var failure: URLError?
-        var nextSerial = 0
         var readClosedReported = false
         var writeClosedReported = false
-        /// Hears the sides closing and the end (the classic adapter's delegate calls).
-        var observer: (@Sendable (StreamLifecycleEvent) -> Void)?
     }
 
-    private let guarded = Mutex(Guarded())
-    /// The TLS challenges of a secure connection with a handler.
-    let tlsChallenges = ConnectionTLSChallenges()
+    typealias Event = StreamLifecycleEvent
+    /// The error it ends with; nil when the peer closed cleanly.
+    typealias Ending = URLError?
 
-    init(identifier: Int, context: SessionContext, host: String, port: Int) {
-        self.identifier = identifier
-        self.context = context
-        self.host = host
-        self.port = port
+    struct Effects: Sendable {
+        var served: [(Reader, (Data, Bool))] = []
+        var report: (@Sendable () -> Void)?
+        var end: RawConnectionEnd<ByteStreamClient>?
     }
 
-    private var engine: CurlEngine { CurlEngine.shared }
-    private var url: String { "\(host):\(port)" }
+    /// A read or write taken out at its timeout.
+    enum Expired {
+        case reader(CheckedContinuation<(Data, Bool), any Error>)
+        case writer(CheckedContinuation<Void, any Error>)
+    }
+
+    struct EndEffects: Sendable {
+        let readers: [Reader]
+        let error: URLError
+    }
+
+    var url: String { "\(host):\(port)" }
     /// The host as a URL's authority has it (IPv6 in brackets).
     private var hostPart: String { host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host }
+    var closedError: URLError { URLError.make(.networkConnectionLost, url: url, reason: "The stream is closed.") }
+    var challengeURL: URL? { URL(string: "https://\(hostPart):\(port)") }
+    var badTargetError: URLError {
+        URLError.make(.badURL, url: url, reason: "'\(host)' and port \(port) do not make a host to connect to.")
+    }
+    static var errorReplacesCleanEnd: Bool { true }
+    static func failed(_ error: URLError) -> URLError? { error }
+    static func error(of ending: URLError?) -> URLError? { ending }
 
-    /// `observer` hears each side closing and the end, once each.
-    func observe(_ observer: @escaping @Sendable (StreamLifecycleEvent) -> Void) {
-        guarded.withLock { $0.observer = observer }
+    func connectRequest(_ state: inout State) -> URLRequest? {
+        URL(string: "\(state.secure ? "https" : "http")://\(hostPart):\(port)").map { URLRequest(url: $0) }
     }
 
-    /// Ended (cancelled, failed, or the peer closed).
-    var hasEnded: Bool { guarded.withLock { $0.phase == .closed } }
+    func openingBytes(context: SessionContext) -> Result<Data, URLError>? { nil }
 
-    /// The observer, if `event` was not reported yet (under the lock).
-    private static func report(_ event: StreamLifecycleEvent, _ guarded: inout Guarded) -> (@Sendable () -> Void)? {
+    func received(
+        _ bytes: UnsafeRawBufferPointer, _ guarded: inout RawConnectionGuarded<Self>, id: TransferID
+    ) -> (RawConnectionReceiveVerdict, Effects) {
+        if guarded.state.readClosed { return (.keepReading, Effects()) }
+        guarded.state.buffer.append(contentsOf: bytes)
+        return (.buffered(guarded.state.buffer.count), Effects(served: Self.serveReaders(&guarded.state)))
+    }
+
+    func streamEnded(_ error: URLError?, _ guarded: inout RawConnectionGuarded<Self>) -> Effects {
+        guard error == nil else { return Effects(end: guarded.end(error, client: self)) }
+        // The peer closed: what is buffered can still be read, then EOF;
+        // writes can no longer go out.
+        guarded.state.atEOF = true
+        var effects = Effects(served: Self.serveReaders(&guarded.state), report: Self.report(.readClosed, &guarded))
+        effects.end = guarded.end(nil, client: self)
+        return effects
+    }
+
+    /// Waiting writes (and reads, unless the end was clean) fail; after a
+    /// clean end, reads still get what is buffered.
+    func ending(_ how: URLError?, wasOpen: Bool, _ guarded: inout RawConnectionGuarded<Self>) -> (EndEffects, Event) {
+        let readers = how != nil ? guarded.state.readers : []
+        if how != nil { guarded.state.readers = [] }
+        let failure = how ?? guarded.failure
+        return (EndEffects(readers: readers, error: failure ?? closedError), .ended(failure))
+    }
+
+    func perform(_ effects: Effects, on connection: StreamConnection, id: TransferID) {
+        for (reader, result) in effects.served { reader.continuation.resume(returning: result) }
+        effects.report?()
+        effects.end?.run(on: connection)
+    }
+
+    func finish(_ effects: EndEffects) {
+        for reader in effects.readers { reader.continuation.resume(throwing: effects.error) }
+    }
+
+    func closeForInvalidation(_ connection: StreamConnection) { connection.cancel() }
+
+    /// The observer, if `event` was not reported yet (under the lock; the
+    /// end is reported by the core).
+    static func report(_ event: StreamLifecycleEvent, _ guarded: inout RawConnectionGuarded<Self>) -> (@Sendable () -> Void)? {
         guard let observer = guarded.observer else { return nil }
         switch event {
         case .readClosed:
-            guard !guarded.readClosedReported else { return nil }
-            guarded.readClosedReported = true
+            guard !guarded.state.readClosedReported else { return nil }
+            guarded.state.readClosedReported = true
         case .writeClosed:
-            guard !guarded.writeClosedReported else { return nil }
-            guarded.writeClosedReported = true
+            guard !guarded.state.writeClosedReported else { return nil }
+            guarded.state.writeClosedReported = true
         case .ended:
-            guarded.observer = nil
+            return nil
         }
         return { observer(event) }
     }
 
-    // MARK: - Connecting
+    // MARK: - Buffer
+
+    /// Up to `maximum` bytes once `minimum` are there (or the end came).
+    static func take(_ state: inout State, _ minimum: Int, _ maximum: Int) -> (Data, Bool)? {
+        if state.buffer.count >= max(minimum, 1) || state.atEOF || state.readClosed {
+            let count = min(maximum, state.buffer.count)
+            let chunk = state.buffer.prefix(count)
+            state.buffer.removeFirst(count)
+            let atEOF = (state.atEOF || state.readClosed) && state.buffer.isEmpty
+            return (Data(chunk), atEOF)
+        }
+        return nil
+    }
+
+    private static func serveReaders(_ state: inout State) -> [(Reader, (Data, Bool))] {
+        var served: [(Reader, (Data, Bool))] = []
+        while let reader = state.readers.first, let result = take(&state, reader.minLength, reader.maxLength) {
+            state.readers.removeFirst()
+            served.append((reader, result))
+        }
+        return served
+    }
+}
+
+extension RawConnection where Client == ByteStreamClient {
+    convenience init(identifier: Int, context: SessionContext, host: String, port: Int) {
+        self.init(
+            identifier: identifier, context: context, client: ByteStreamClient(host: host, port: port), state: .init(),
+            highWatermark: ByteStreamClient.bufferLimit)
+    }
+
+    var host: String { client.host }
+    var port: Int { client.port }
 
     /// TLS from the connection's start; after it is open, an error.
     func startSecureConnection() {
         let tooLate = guarded.withLock { guarded -> Bool in
-            guard case .idle = guarded.phase else { return true }
-            guarded.secure = true
+            guard guarded.machine.phase == .idle else { return true }
+            guarded.state.secure = true
             return false
         }
         if tooLate {
-            fail(URLError.make(
-                .secureConnectionFailed, url: url,
+            end(URLError.make(
+                .secureConnectionFailed, url: client.url,
                 reason: "startSecureConnection() was called after the connection was opened; call it before the "
                     + "first read or write (TLS over an open connection is not supported)."))
         } else {
-            connect()
+            start()
         }
     }
 
     /// Opens the connection unless it is already open or opening.
-    func closeForInvalidation() { cancel() }
-
-    /// Starts the connect-only transfer (again, after a TLS challenge was
-    /// answered: `reconnecting`).
-    private func connect(reconnecting: Bool = false) {
-        guard guarded.withLock({ guarded in
-            if reconnecting, guarded.phase == .connecting { guarded.phase = .idle }
-            return guarded.phase == .idle
-        }) else { return }
-        guard context.registerConnection(self) else {
-            return fail(URLError.make(
-                .cancelled, url: url, reason: "The session was invalidated; create a new Session for new tasks."))
-        }
-        let start = guarded.withLock { guarded -> (TransferID, TransferRequest)?? in
-            guard case .idle = guarded.phase else { return .some(nil) }
-            guard let target = URL(string: "\(guarded.secure ? "https" : "http")://\(hostPart):\(port)"),
-                case .success(let prepared) = RequestPreparation.transferRequest(
-                    for: URLRequest(url: target), configuration: context.configuration, body: .none,
-                    tlsChallenges: tlsChallenges.hop(for: target, remembered: context.tlsChallengeAnswers),
-                    connectOnly: true)
-            else { return nil }
-            let id = engine.makeTransferID(for: prepared.url, in: context.placement)
-            guarded.transferID = id
-            guarded.phase = .connecting
-            return .some((id, prepared))
-        }
-        switch start {
-        case .some(.some(let (id, prepared))):
-            engine.start(id, in: context.placement, request: prepared, collectsMetrics: false, delegate: self)
-        case .some(.none):
-            break
-        case .none:
-            fail(URLError.make(.badURL, url: url, reason: "'\(host)' and port \(port) do not make a host to connect to."))
-        }
-    }
-
-    private func waitUntilOpen() async throws {
-        connect()
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let ready = guarded.withLock { guarded -> Result<Bool, URLError> in
-                switch guarded.phase {
-                case .open: return .success(true)
-                case .closed: return .failure(guarded.failure ?? Self.closedError(url))
-                default:
-                    guarded.openWaiters.append(continuation)
-                    return .success(false)
-                }
-            }
-            switch ready {
-            case .success(true): continuation.resume()
-            case .success(false): break
-            case .failure(let error): continuation.resume(throwing: error)
-            }
-        }
-    }
-
-    private static func closedError(_ url: String) -> URLError {
-        URLError.make(.networkConnectionLost, url: url, reason: "The stream is closed.")
+    private func open() async throws {
+        start()
+        try await waitUntilOpen()
     }
 
     // MARK: - Reading and writing
 
     func read(minLength: Int, maxLength: Int, timeout: TimeInterval) async throws -> (Data, Bool) {
         // After the peer's clean end, what was buffered is still read.
-        let endedCleanly = guarded.withLock { $0.phase == .closed && $0.failure == nil && $0.atEOF }
-        if !endedCleanly { try await waitUntilOpen() }
+        let endedCleanly = guarded.withLock { $0.machine.isClosed && $0.failure == nil && $0.state.atEOF }
+        if !endedCleanly { try await open() }
         let minimum = max(0, minLength)
         let maximum = max(1, max(minimum, maxLength))
         return try await withCheckedThrowingContinuation { continuation in
             var resume: TransferID?
             let (immediate, serial) = guarded.withLock { guarded -> ((Data, Bool)?, Int) in
-                guarded.nextSerial += 1
-                if guarded.readers.isEmpty, let taken = Self.take(&guarded, minimum, maximum) {
-                    resume = Self.resumeIfDrained(&guarded)
+                let serial = guarded.makeSerial()
+                if guarded.state.readers.isEmpty, let taken = ByteStreamClient.take(&guarded.state, minimum, maximum) {
+                    resume = guarded.machine.drained(buffered: guarded.state.buffer.count)
                     return (taken, 0)
                 }
-                guarded.readers.append(Reader(
-                    serial: guarded.nextSerial, minLength: minimum, maxLength: maximum, continuation: continuation))
-                return (nil, guarded.nextSerial)
+                guarded.state.readers.append(ByteStreamClient.Reader(
+                    serial: serial, minLength: minimum, maxLength: maximum, continuation: continuation))
+                return (nil, serial)
             }
             if let resume { engine.resumeReadingStream(resume) }
             if let immediate {
@@ -202,66 +218,67 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
     }
 
     func write(_ data: Data, timeout: TimeInterval) async throws {
-        try await waitUntilOpen()
+        try await open()
         guard !data.isEmpty else { return }
-        if guarded.withLock({ $0.writeClosed }) {
-            throw URLError.make(.cannotLoadFromNetwork, url: url, reason: "write() after closeWrite(): the stream no longer sends.")
+        if guarded.withLock({ $0.state.writeClosed }) {
+            throw URLError.make(
+                .cannotLoadFromNetwork, url: client.url, reason: "write() after closeWrite(): the stream no longer sends.")
         }
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
             let serial = guarded.withLock { guarded -> Int? in
-                guard case .open = guarded.phase, !guarded.writeClosed, let id = guarded.transferID else { return nil }
-                guarded.nextSerial += 1
-                guarded.queuedBytes += Int64(data.count)
-                guarded.writers.append(Writer(serial: guarded.nextSerial, end: guarded.queuedBytes, continuation: continuation))
+                guard !guarded.state.writeClosed, let (id, end) = guarded.machine.queue(data.count) else { return nil }
+                let serial = guarded.makeSerial()
+                guarded.writers.append(RawConnectionWriter(serial: serial, end: end, continuation: continuation))
                 engine.sendOnStream(id, data)  // enqueues only: safe under the lock
-                return guarded.nextSerial
+                return serial
             }
-            guard let serial else {
-                return continuation.resume(throwing: guarded.withLock { $0.failure } ?? Self.closedError(url))
-            }
+            guard let serial else { return continuation.resume(throwing: failure ?? client.closedError) }
             if timeout > 0 { expire(serial: serial, after: timeout, isReader: false) }
         }
     }
 
     /// Ends a read or write still waiting after `timeout` with `.timedOut`.
     private func expire(serial: Int, after timeout: TimeInterval, isReader: Bool) {
-        let url = url
+        let url = client.url
         Task { [weak self] in
             try? await Task.sleep(nanoseconds: UInt64(timeout * 1_000_000_000))
             guard let self else { return }
             let error = URLError.make(.timedOut, url: url, reason: "No bytes \(isReader ? "arrived" : "went out") for \(timeout) s.")
-            let waiter = guarded.withLock { guarded -> (any ResumableWithError)? in
-                if isReader, let index = guarded.readers.firstIndex(where: { $0.serial == serial }) {
-                    return ReaderBox(guarded.readers.remove(at: index).continuation)
+            let expired = guarded.withLock { guarded -> ByteStreamClient.Expired? in
+                if isReader, let index = guarded.state.readers.firstIndex(where: { $0.serial == serial }) {
+                    return .reader(guarded.state.readers.remove(at: index).continuation)
                 }
                 if !isReader, let index = guarded.writers.firstIndex(where: { $0.serial == serial }) {
-                    return WriterBox(guarded.writers.remove(at: index).continuation)
+                    return .writer(guarded.writers.remove(at: index).continuation)
                 }
                 return nil
             }
-            waiter?.resume(throwing: error)
+            switch expired {
+            case .reader(let continuation): continuation.resume(throwing: error)
+            case .writer(let continuation): continuation.resume(throwing: error)
+            case nil: break
+            }
         }
     }
 
     func closeWrite() {
         let (id, report) = guarded.withLock { guarded -> (TransferID?, (@Sendable () -> Void)?) in
-            guarded.writeClosed = true
-            return (guarded.transferID, Self.report(.writeClosed, &guarded))
+            guarded.state.writeClosed = true
+            return (guarded.machine.transferID, ByteStreamClient.report(.writeClosed, &guarded))
         }
         if let id { engine.closeStreamForWriting(id) }
         report?()
     }
 
     func closeRead() {
+        typealias Reader = ByteStreamClient.Reader
         let (readers, resume, report) = guarded.withLock { guarded -> ([Reader], TransferID?, (@Sendable () -> Void)?) in
-            let report = Self.report(.readClosed, &guarded)
-            guarded.readClosed = true
-            guarded.buffer = Data()
-            let readers = guarded.readers
-            guarded.readers = []
-            let resume = guarded.readPaused ? guarded.transferID : nil
-            guarded.readPaused = false
-            return (readers, resume, report)
+            let report = ByteStreamClient.report(.readClosed, &guarded)
+            guarded.state.readClosed = true
+            guarded.state.buffer = Data()
+            let readers = guarded.state.readers
+            guarded.state.readers = []
+            return (readers, guarded.machine.resumeReading(), report)
         }
         if let resume { engine.resumeReadingStream(resume) }
         for reader in readers { reader.continuation.resume(returning: (Data(), true)) }
@@ -269,143 +286,9 @@ final class StreamConnection: TransferDelegate, RawStreamDelegate, SessionConnec
     }
 
     func cancel() {
-        let id = guarded.withLock { $0.transferID }
-        if let id {
-            engine.cancel(id, in: context.engineID, error: URLError(.cancelled))
-            engine.closeStream(id)
-        }
-        fail(URLError.make(.cancelled, url: url, reason: "cancelled"))
+        cancelTransfer(guarded.withLock { $0.machine.transferID })
+        end(URLError.make(.cancelled, url: client.url, reason: "cancelled"))
     }
-
-    // MARK: - Engine callbacks (engine thread)
-
-    func transferDidReceiveHead(_ head: consuming ResponseHead, of id: TransferID) {}
-    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> BodyVerdict { .accepted }
-    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {}
-
-    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
-        if let report = outcome.tlsChallenge, let target = URL(string: "https://\(hostPart):\(port)") {
-            // The handshake stopped for a decision; nothing was sent.
-            return tlsChallenges.offer(
-                report, url: target, remembered: context.tlsChallengeAnswers,
-                retry: { [self] in connect(reconnecting: true) }, fail: { [self] in fail($0) })
-        }
-        if let error = outcome.error { return fail(error) }
-        let waiters = guarded.withLock { guarded -> [CheckedContinuation<Void, any Error>] in
-            guarded.phase = .open
-            defer { guarded.openWaiters = [] }
-            return guarded.openWaiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func streamDidReceive(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> Bool {
-        let (served, keepReading) = guarded.withLock { guarded -> ([(Reader, (Data, Bool))], Bool) in
-            if guarded.readClosed { return ([], true) }
-            guarded.buffer.append(contentsOf: bytes)
-            let served = Self.serveReaders(&guarded)
-            if guarded.buffer.count >= Self.bufferLimit {
-                guarded.readPaused = true
-                return (served, false)
-            }
-            return (served, true)
-        }
-        for (reader, result) in served { reader.continuation.resume(returning: result) }
-        return keepReading
-    }
-
-    func streamDidWrite(totalBytes: Int64, of id: TransferID) {
-        let done = guarded.withLock { guarded -> [Writer] in
-            let ready = guarded.writers.filter { $0.end <= totalBytes }
-            guarded.writers.removeAll { $0.end <= totalBytes }
-            return ready
-        }
-        for writer in done { writer.continuation.resume() }
-    }
-
-    func streamDidEnd(_ error: URLError?, of id: TransferID) {
-        if let error { return fail(error) }
-        // The peer closed: what is buffered can still be read, then EOF.
-        let (served, report) = guarded.withLock { guarded -> ([(Reader, (Data, Bool))], (@Sendable () -> Void)?) in
-            guarded.atEOF = true
-            return (Self.serveReaders(&guarded), Self.report(.readClosed, &guarded))
-        }
-        for (reader, result) in served { reader.continuation.resume(returning: result) }
-        report?()
-        // Writes can no longer go out.
-        fail(nil)
-    }
-
-    // MARK: - Buffer
-
-    /// Up to `maximum` bytes once `minimum` are there (or the end came).
-    private static func take(_ guarded: inout Guarded, _ minimum: Int, _ maximum: Int) -> (Data, Bool)? {
-        if guarded.buffer.count >= max(minimum, 1) || guarded.atEOF || guarded.readClosed {
-            let count = min(maximum, guarded.buffer.count)
-            let chunk = guarded.buffer.prefix(count)
-            guarded.buffer.removeFirst(count)
-            let atEOF = (guarded.atEOF || guarded.readClosed) && guarded.buffer.isEmpty
-            return (Data(chunk), atEOF)
-        }
-        return nil
-    }
-
-    private static func serveReaders(_ guarded: inout Guarded) -> [(Reader, (Data, Bool))] {
-        var served: [(Reader, (Data, Bool))] = []
-        while let reader = guarded.readers.first, let result = take(&guarded, reader.minLength, reader.maxLength) {
-            guarded.readers.removeFirst()
-            served.append((reader, result))
-        }
-        return served
-    }
-
-    private static func resumeIfDrained(_ guarded: inout Guarded) -> TransferID? {
-        guard guarded.readPaused, guarded.buffer.count < bufferLimit / 2 else { return nil }
-        guarded.readPaused = false
-        return guarded.transferID
-    }
-
-    // MARK: - Ending
-
-    /// Ends the connection: waiting writes (and reads, unless the end was
-    /// clean) fail; with nil, reads still get what is buffered.
-    private func fail(_ error: URLError?) {
-        let (readers, writers, openWaiters, failure, report) = guarded.withLock { guarded in
-            let failure = error ?? guarded.failure
-            if guarded.failure == nil { guarded.failure = error }
-            let report = guarded.phase == .closed ? nil : Self.report(.ended(failure), &guarded)
-            guarded.phase = .closed
-            defer {
-                if error != nil { guarded.readers = [] }
-                guarded.writers = []
-                guarded.openWaiters = []
-            }
-            return (error != nil ? guarded.readers : [], guarded.writers, guarded.openWaiters, failure, report)
-        }
-        let ending = failure ?? Self.closedError(url)
-        for reader in readers { reader.continuation.resume(throwing: ending) }
-        for writer in writers { writer.continuation.resume(throwing: ending) }
-        for waiter in openWaiters { waiter.resume(throwing: ending) }
-        report?()
-        context.unregisterConnection(identifier)
-    }
-}
-
-/// A waiter taken out for a timeout, whatever its result type.
-private protocol ResumableWithError: Sendable {
-    func resume(throwing error: URLError)
-}
-
-private struct ReaderBox: ResumableWithError {
-    let continuation: CheckedContinuation<(Data, Bool), any Error>
-    init(_ continuation: CheckedContinuation<(Data, Bool), any Error>) { self.continuation = continuation }
-    func resume(throwing error: URLError) { continuation.resume(throwing: error) }
-}
-
-private struct WriterBox: ResumableWithError {
-    let continuation: CheckedContinuation<Void, any Error>
-    init(_ continuation: CheckedContinuation<Void, any Error>) { self.continuation = continuation }
-    func resume(throwing error: URLError) { continuation.resume(throwing: error) }
 }
 
 /// What a stream connection tells its observer (the classic adapter's
