@@ -1,29 +1,29 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
-/// Where a WebSocket connection is, as a value with explicit transitions:
-/// the connection object holds one under its lock and acts on what each
-/// transition returns.
-enum WebSocketState: Sendable {
-    /// Made, not resumed.
-    case idle
-    /// libcurl connects (TCP, proxy tunnel, TLS).
-    case connecting
-    /// The Upgrade request is sent; the server's head is read into `head`.
-    case handshaking(head: Data)
-    case open
-    /// We sent a close frame and wait for the server's (or the end).
-    case closing
-    case closed
-
-    var isOpen: Bool {
-        if case .open = self { return true }
-        return false
-    }
-
-    var isClosed: Bool {
-        if case .closed = self { return true }
-        return false
-    }
+/// What a WebSocket connection keeps besides its raw connection's state
+/// (whose phases are `RawConnectionMachine`'s), under the same lock.
+struct WebSocketState: Sendable {
+    var maximumMessageSize = 1 << 20
+    /// The server's answer to the Upgrade request, read so far.
+    var handshakeHead = Data()
+    var parser = WebSocketFrameParser(maximumFrameSize: 1 << 20)
+    var assembler = WebSocketMessageAssembler(maximumMessageSize: 1 << 20)
+    /// Messages waiting for `receive()`, and their size.
+    var received: [WebSocketMessage] = []
+    var receivedBytes = 0
+    var receivers: [CheckedContinuation<WebSocketMessage?, any Error>] = []
+    var pingWaiters: [CheckedContinuation<Void, any Error>] = []
+    var negotiatedProtocol: String?
+    var closeCode = WebSocketCloseCode.invalid
+    var closeReason: Data?
+    /// The server's 101 answer, once open.
+    var response: HTTPURLResponse?
+    var bytesReceived: Int64 = 0
+    /// Accept a 101 without Sec-WebSocket-Accept (see `WebSocketHandshake.validate`).
+    var allowsMissingAccept = false
 
     /// The largest response head we read before refusing the server.
     static let maximumHeadSize = 64 * 1024
