@@ -29,14 +29,19 @@ import Testing
         return machine
     }
 
+    /// `transition` applied to a machine in `phase`: its answer, and the phase after.
+    static func apply<Answer>(_ transition: (inout Machine) -> Answer, in phase: Phase) -> (Answer, Phase) {
+        var machine = machine(in: phase)
+        let answer = transition(&machine)
+        return (answer, machine.phase)
+    }
+
     @Test(arguments: [
         (Phase.idle, true), (.connecting, false), (.handshaking, false), (.open, false), (.closing, false), (.closed, false),
     ])
     func shouldConnect_onlyWhenIdle(phase: Phase, connects: Bool) {
-        var machine = Self.machine(in: phase)
-        let connected = machine.shouldConnect(reconnecting: false)
-        #expect(connected == connects)
-        #expect(machine.phase == phase)
+        let (connected, after) = Self.apply({ $0.shouldConnect(reconnecting: false) }, in: phase)
+        #expect(connected == connects && after == phase)
     }
 
     @Test(arguments: [
@@ -44,10 +49,8 @@ import Testing
         (.open, false, .open), (.closing, false, .closing), (.closed, false, .closed),
     ])
     func shouldConnect_reconnecting_restartsOnlyAStoppedConnect(phase: Phase, connects: Bool, after: Phase) {
-        var machine = Self.machine(in: phase)
-        let connected = machine.shouldConnect(reconnecting: true)
-        #expect(connected == connects)
-        #expect(machine.phase == after)
+        let (connected, phaseAfter) = Self.apply({ $0.shouldConnect(reconnecting: true) }, in: phase)
+        #expect(connected == connects && phaseAfter == after)
     }
 
     @Test(arguments: [
@@ -62,18 +65,14 @@ import Testing
         (false, Machine.OpenAction.resumeOpenWaiters, Phase.open), (true, .handshake, .handshaking),
     ])
     func connected_opensOrHandshakes(handshake: Bool, action: Machine.OpenAction, after: Phase) {
-        var machine = Self.machine(in: .connecting)
-        let answer = machine.connected(handshake: handshake)
-        #expect(answer == action)
-        #expect(machine.phase == after)
+        let (answer, phaseAfter) = Self.apply({ $0.connected(handshake: handshake) }, in: .connecting)
+        #expect(answer == action && phaseAfter == after)
     }
 
     @Test(arguments: [Phase.idle, .handshaking, .open, .closing, .closed])
     func connected_outsideConnecting_doesNothing(phase: Phase) {
-        var machine = Self.machine(in: phase)
-        let answer = machine.connected(handshake: false)
-        #expect(answer == .none)
-        #expect(machine.phase == phase)
+        let (answer, after) = Self.apply({ $0.connected(handshake: false) }, in: phase)
+        #expect(answer == .none && after == phase)
     }
 
     @Test(arguments: [
@@ -82,10 +81,8 @@ import Testing
         (.closed, .none, .closed),
     ])
     func handshakeSucceeded(phase: Phase, action: Machine.OpenAction, after: Phase) {
-        var machine = Self.machine(in: phase)
-        let answer = machine.handshakeSucceeded()
-        #expect(answer == action)
-        #expect(machine.phase == after)
+        let (answer, phaseAfter) = Self.apply({ $0.handshakeSucceeded() }, in: phase)
+        #expect(answer == action && phaseAfter == after)
     }
 
     @Test(arguments: [
@@ -94,10 +91,8 @@ import Testing
         (.open, .tellPeer(id), .closing), (.closing, .none, .closing), (.closed, .none, .closed),
     ])
     func close(phase: Phase, action: Machine.CloseAction, after: Phase) {
-        var machine = Self.machine(in: phase)
-        let answer = machine.close()
-        #expect(answer == action)
-        #expect(machine.phase == after)
+        let (answer, phaseAfter) = Self.apply({ $0.close() }, in: phase)
+        #expect(answer == action && phaseAfter == after)
     }
 
     @Test(arguments: [
