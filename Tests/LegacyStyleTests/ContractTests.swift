@@ -281,13 +281,15 @@ final class SilentRedirectDelegate: NSObject, URLSessionTaskDelegate, @unchecked
             let queue = OperationQueue()
             queue.maxConcurrentOperationCount = 1
             let delegate = LegacyDelegate()
+            // The delegate queue is busy from before the task exists (its
+            // didCreateTask call and its driver run on that queue too), so the
+            // completion cannot be delivered however soon the core ends the
+            // transfer.
+            let release = DispatchSemaphore(value: 0)
+            queue.addOperation { release.wait() }
             let task = URLSession(configuration: legacyConfiguration(), delegate: delegate, delegateQueue: queue)
                 .dataTask(with: server.url("/stall/100?after=10"))
             task.resume()
-            // The delegate queue is busy, so the completion cannot be
-            // delivered however soon the core ends the transfer.
-            let release = DispatchSemaphore(value: 0)
-            queue.addOperation { release.wait() }
             task.cancel()
             #expect(task.state == .canceling)
             try await Task.sleep(for: .milliseconds(300))  // the core has ended by now (not asserted on)
@@ -304,11 +306,11 @@ final class SilentRedirectDelegate: NSObject, URLSessionTaskDelegate, @unchecked
             let queue = OperationQueue()
             queue.maxConcurrentOperationCount = 1
             let result = HandlerResult<Data>()
+            let release = DispatchSemaphore(value: 0)
+            queue.addOperation { release.wait() }
             let task = URLSession(configuration: legacyConfiguration(), delegate: nil, delegateQueue: queue)
                 .dataTask(with: server.url("/stall/100?after=10")) { result.set($0, $1, $2) }
             task.resume()
-            let release = DispatchSemaphore(value: 0)
-            queue.addOperation { release.wait() }
             task.cancel()
             #expect(task.state == .canceling)
             try await Task.sleep(for: .milliseconds(300))

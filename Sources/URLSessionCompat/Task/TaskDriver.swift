@@ -229,19 +229,32 @@ struct TaskDriver: Sendable {
     private func finish(_ progress: Progress, error: (any Error)?) async {
         let current = progress.current
         let response = task.core.response
-        task.markCompletionDelivered()
-        if current !== task { current.markCompletionDelivered() }
+        // `state` reads .canceling (or .running) until the completion is
+        // delivered: marked on the delegate queue, right before the call.
+        let task = task
+        let delivered: @Sendable () -> Void = {
+            task.markCompletionDelivered()
+            if current !== task { current.markCompletionDelivered() }
+        }
+        defer { delivered() }  // also when no delegate implements the call
         switch completion {
         case .delegate:
             await notify(URLSessionTaskDelegate.self, on: current) { delegate in
+                delivered()
                 delegate.urlSession(session, task: current, didCompleteWithError: error)
             }
         case .data(let handler):
             let body = error == nil ? progress.body : nil
-            await queue.run { handler(body, response, error) }
+            await queue.run {
+                delivered()
+                handler(body, response, error)
+            }
         case .download(let handler):
             let file = error == nil ? progress.keptFile : nil
-            await queue.run { handler(file, response, error) }
+            await queue.run {
+                delivered()
+                handler(file, response, error)
+            }
             if let kept = progress.keptFile { try? FileManager.default.removeItem(at: kept) }
         case .bytes(let slot):
             slot.fill(.failure(error ?? URLError.adapter(
