@@ -1,6 +1,7 @@
 // swift-tools-version: 6.1
 // AsyncURLSession: URLSession's model, async/await first, on libcurl.
-// The core (CurlEngine + AsyncURLSession) depends on Foundation, libcurl, libpsl, libsqlite3 and swift-log only.
+// The core (CurlEngine + AsyncURLSession) depends on Foundation, libcurl, libpsl, libsqlite3, swift-log,
+// and the API-only swift-distributed-tracing and swift-metrics packages.
 // SwiftNIO and friends are used by the loopback test server and the CLI only.
 import PackageDescription
 
@@ -33,6 +34,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // Diagnostics: an optional Logger on the session configuration.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // Observability: spans and metrics, API only (the user picks the backend).
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-service-context.git", from: "1.5.1"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         // The OpenAPI transport product only (never the core).
         .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
@@ -80,6 +85,10 @@ let package = Package(
                 // Background sessions talk to the transfer agent (our own, Foundation only).
                 "AgentWire",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "ServiceContextModule", package: "swift-service-context"),
+                .product(name: "Metrics", package: "swift-metrics"),
             ]),
         // The classic delegate and completion-handler API, built only on the
         // public API of AsyncURLSession.
@@ -153,6 +162,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 "SanitizerVisibleLock",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceContextModule", package: "swift-service-context"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(

@@ -1,5 +1,7 @@
 import Foundation
 public import Logging
+public import Metrics
+public import Tracing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -156,6 +158,36 @@ public struct SessionConfiguration: Sendable {
     /// the task's `request-id`; credentials, cookies and URL passwords are
     /// redacted. nil (the default): no logging, at no cost.
     public var logger: Logger?
+
+    /// The tracer of this session's tasks (swift-distributed-tracing): each
+    /// task makes an HTTP client span, and trace headers go out with each
+    /// hop. nil (the default): the one bootstrapped with
+    /// `InstrumentationSystem.bootstrap`, if any. With neither, tasks make
+    /// no span and inject nothing, at no cost. Set for tests, or to trace
+    /// one session with a tracer of its own. See "Tracing and metrics" in
+    /// the README for the span's attributes and events.
+    public var tracer: (any Tracer)?
+
+    /// Whether trace headers also go to a hop whose origin (scheme, host,
+    /// port) is not the task's request's, after a redirect. false (the
+    /// default): only to the original origin, so a redirect to a third
+    /// party learns nothing of the caller's trace.
+    public var propagatesTraceContextAcrossOrigins: Bool = false
+
+    /// The metrics factory of this session's tasks (swift-metrics): request
+    /// counts, durations, bytes, errors, redirects and cache hits. nil (the
+    /// default): the one bootstrapped with `MetricsSystem.bootstrap`, if
+    /// any. With neither, tasks make no metric, at no cost.
+    public var metricsFactory: (any MetricsFactory)?
+
+    /// The first part of every metric's label: `asyncurlsession` makes
+    /// `asyncurlsession.requests.started`, and so on.
+    public var metricsPrefix: String = "asyncurlsession"
+
+    /// Whether metrics carry a `host` dimension (the request's host). false
+    /// (the default): method, scheme and status class only, so that a
+    /// client of many hosts does not make a time series per host.
+    public var metricsIncludeHost: Bool = false
 
     /// Answers the requests it chooses without the network (nil: every
     /// request goes to the network). For tests: `StubTransport` of the
