@@ -205,3 +205,37 @@ extension TaskLog {
         return String(url[..<schemeEnd.upperBound]) + redactedValue + String(rest[at...])
     }
 }
+
+extension TaskLog {
+    /// Query keys whose values a trace never shows (compared ignoring
+    /// case): OpenTelemetry's list for `url.full` (AWSAccessKeyId,
+    /// Signature, sig, X-Goog-Signature) and the usual names of tokens,
+    /// keys and passwords.
+    static let sensitiveQueryNames: Set<String> = [
+        "awsaccesskeyid", "signature", "sig", "x-goog-signature", "x-amz-signature", "x-amz-credential",
+        "x-amz-security-token", "token", "access_token", "refresh_token", "id_token", "api_key", "apikey",
+        "key", "password", "passwd", "secret", "client_secret", "code", "auth", "session",
+    ]
+
+    /// `url.full` for a span: as the log shows a URL but with the user and
+    /// password removed (not replaced), and the values of sensitive query
+    /// keys as `REDACTED` (OpenTelemetry's word). Only made with a tracer
+    /// in use.
+    static func traceURL(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil || url.query != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: true)
+        else { return url.absoluteString }
+        components.user = nil
+        components.password = nil
+        if let items = components.percentEncodedQueryItems,
+            items.contains(where: { sensitiveQueryNames.contains($0.name.lowercased()) })
+        {
+            components.percentEncodedQueryItems = items.map { item in
+                guard item.value != nil, sensitiveQueryNames.contains(item.name.lowercased()) else { return item }
+                return URLQueryItem(name: item.name, value: "REDACTED")
+            }
+        }
+        // Whatever URLComponents could not rebuild still loses its password.
+        return components.url?.absoluteString ?? redacted(url.absoluteString)
+    }
+}

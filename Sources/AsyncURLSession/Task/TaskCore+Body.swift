@@ -129,10 +129,18 @@ extension TaskCore {
         let sent: URLRequest
         let hopCache: HopCache?
         switch cacheLaunch(for: request) {
-        case .network(let request, let cache):
+        case .network(var request, let cache):
+            // Trace headers (issue 47): on the request as sent only, not
+            // on the task's `currentRequest`.
+            observation?.hop(&request, via: "network")
             (sent, hopCache) = (request, cache)
         case .stored(let stored, let cache):
             log?.hop(request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "-", via: "cache", headers: [])
+            if let observation {
+                var hop = request
+                observation.hop(&hop, via: "cache")
+                observation.cacheHit()
+            }
             launchLocalHop(request, responder: StoredResponseResponder(stored: stored), cache: cache)
             return
         case .fail(let error):
@@ -176,7 +184,7 @@ extension TaskCore {
             guarded.hop.cache = hopCache
             guarded.exchange = EngineExchange(id: id, session: context.engineID)
             guarded.pipeline.startedSending(expected: expectedToSend)
-            return (id, guarded.pipeline.state == .suspended, metricsReadable(guarded))
+            return (id, guarded.pipeline.state == .suspended, metricsReadable(guarded) || observation?.tracesHops == true)
         }
         guard let (id, suspended, collectsMetrics) = started else {
             if case .stream(let stream, _) = body { stream.finish() }

@@ -132,6 +132,7 @@ extension TaskCore {
         }
         guard let (hopCache, notModified, captured, request) = taken else { return false }
         if let notModified {
+            observation?.cacheHit()
             hopCache.cache.storeCachedResponse(notModified, for: hopCache.request)
             launchLocalHop(
                 request, responder: StoredResponseResponder(stored: notModified),

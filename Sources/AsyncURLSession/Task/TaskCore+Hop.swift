@@ -41,6 +41,7 @@ extension TaskCore {
             store.note(policy, from: url)
         }
         log?.response(status: head.statusCode, headers: head.fields)
+        observation?.response(status: head.statusCode, httpVersion: head.httpVersion)
         if usesCache, !cacheReceivedHead(head, url: url, id: id) { return }
         let source = ResponseSource(head: head, url: url)
         let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
@@ -139,8 +140,10 @@ extension TaskCore {
     }
 
     func hopDidComplete(_ outcome: TransferOutcome, id: TransferID) {
+        var current = false
         let next = guarded.withLock { guarded -> (HopEnd, HopState.Held?)? in
             guard let exchange = guarded.exchange, exchange.id == id else { return nil }
+            current = true
             guarded.exchange = nil
             guarded.pipeline.hopEnded()
             // Turned into TransactionMetrics only if someone can read them
@@ -175,6 +178,9 @@ extension TaskCore {
                 return nil
             }
             return (end, guarded.hop.held)
+        }
+        if let observation, current, outcome.tlsChallenge == nil {
+            observation.hopEnded(metrics: outcome.metrics, error: outcome.error)
         }
         guard let (end, held) = next else { return }
         finishHop(end, held: held)

@@ -32,6 +32,9 @@ final class TaskCore: Sendable {
     private let refusal: URLError?
     /// The configuration's logger for this task, nil without one.
     let log: TaskLog?
+    /// The task's span and metrics, nil when no tracer, instrument or
+    /// metrics factory is in use (issue 47): hooked where `log` is.
+    let observation: TaskObservation?
 
     struct Guarded: ~Copyable {
         var pipeline: TaskPipeline
@@ -133,6 +136,7 @@ final class TaskCore: Sendable {
         self.refusal = refusal
         let configuration = context.configuration
         log = configuration.logger == nil ? nil : TaskLog(configuration: configuration)
+        observation = TaskObservation.make(configuration: configuration, request: request)
         guarded = Mutex(Guarded(
             pipeline: TaskPipeline(
                 highWatermark: configuration.streamBufferHighWatermark,
@@ -239,6 +243,7 @@ final class TaskCore: Sendable {
         switch action {
         case .startTransfer:
             log?.started(originalRequest, kind: initialKind)
+            observation?.started()
             if let refusal {
                 complete(error: refusal, metrics: nil)
             } else if initialKind == .download {
@@ -282,6 +287,7 @@ final class TaskCore: Sendable {
                 completeWithTransactions(error: error)
             }
         case .finishWithoutTransfer:
+            observeEnd(error: error)
             finishDownload(error: error) { _ in }
             context.unregister(identifier)
             wake?.run(by: self)
@@ -488,11 +494,22 @@ final class TaskCore: Sendable {
 
     // MARK: - Ending
 
+    /// The span ends and the metrics are recorded (once: see
+    /// `TaskObservation.ended`).
+    func observeEnd(error: URLError?) {
+        guard let observation else { return }
+        let (sent, received, redirects) = guarded.withLock {
+            ($0.pipeline.bytesSent, $0.pipeline.bytesReceived, $0.redirectCount)
+        }
+        observation.ended(error: error, bytesSent: sent, bytesReceived: received, redirects: redirects)
+    }
+
     func complete(error: URLError?, metrics: TaskMetrics?) {
         if let log {
             log.ended(
                 error: error, bytesReceived: countOfBytesReceived, seconds: Date().timeIntervalSince(createdAt))
         }
+        observeEnd(error: error)
         let wake = guarded.withLock { guarded in
             guarded.exchange = nil
             // Every task error names the request that failed, under both of
