@@ -201,6 +201,10 @@ let package = Package(
             dependencies: [
                 "URLSessionCompat", "LoopbackServer", "TestSupport", "AsyncURLSessionTesting", "SanitizerVisibleLock",
                 "MigrationGuideBefore", "MigrationGuideAfter", "MigrationGuideAsync",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
     ]
