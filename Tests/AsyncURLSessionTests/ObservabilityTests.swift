@@ -155,6 +155,9 @@ import Tracing
             #expect(Self.string(span, "error.type") == name)
             #expect(span.status?.code == .error)
             #expect(span.errors.count == 1)
+            // The handshake that named the missing root sent nothing: not an attempt.
+            #expect(Self.attempts(span).count == 1)
+            #expect(span.attributes["http.request.resend_count"] == nil)
             #expect(Self.string(span, "url.full")?.hasPrefix("https://127.0.0.1:") == true)
             #expect(Self.int(span, "server.port") == Int64(server.port))
             let https = [("method", "GET"), ("scheme", "https")]

@@ -149,18 +149,26 @@ final class TaskObservation: Sendable {
     /// to the task's origin.
     func hop(_ request: inout URLRequest, via: String) {
         let url = tracer == nil ? nil : request.url.map(TaskLog.traceURL)
-        let (resends, span) = state.withLock { state -> (Int, (any Span)?) in
+        let span = state.withLock { state -> (any Span)? in
             state.attempts += 1
             state.currentURL = url
             state.currentMethod = request.httpMethod ?? "GET"
             state.via = via
             state.status = nil
-            return (state.attempts - 1, state.span)
+            return state.span
         }
-        if resends > 0, let span { span.attributes["http.request.resend_count"] = SpanAttribute.int64(Int64(resends)) }
         guard let instrument, via != "cache" else { return }
         guard acrossOrigins || RedirectPolicy.sameOrigin(self.request.url, request.url) else { return }
         instrument.inject(span?.context ?? parent, into: &request, using: URLRequestHeaderInjector())
+    }
+
+    /// The hop stopped in its TLS handshake for a decision (a server-trust
+    /// or client-certificate challenge, or the handshake that names what is
+    /// wrong with a certificate): nothing was sent, and the hop starts
+    /// again, so it is not an attempt (as it is not a transaction in the
+    /// task's metrics).
+    func hopStoppedForTLS() {
+        state.withLock { $0.attempts -= 1 }
     }
 
     /// A response head arrived (`log?.response`).
@@ -218,18 +226,22 @@ final class TaskObservation: Sendable {
 
     /// The task ended (`log?.ended`); a second call does nothing.
     func ended(error: URLError?, bytesSent: Int64, bytesReceived: Int64, redirects: Int) {
-        let (span, startedAt, status, version, cacheHit, first) = state.withLock { state in
+        let (span, startedAt, status, version, cacheHit, attempts, first) = state.withLock { state in
             defer {
                 state.ended = true
                 state.span = nil
             }
-            return (state.span, state.startedAt, state.status, state.protocolVersion, state.cacheHit, !state.ended)
+            return (
+                state.span, state.startedAt, state.status, state.protocolVersion, state.cacheHit, state.attempts,
+                !state.ended
+            )
         }
         guard first, let startedAt else { return }
         let failed = status.map { $0 >= 400 } ?? false
         if let span {
             span.updateAttributes { attributes in
                 if let status { attributes["http.response.status_code"] = SpanAttribute.int64(Int64(status)) }
+                if attempts > 1 { attributes["http.request.resend_count"] = SpanAttribute.int64(Int64(attempts - 1)) }
                 if let version {
                     attributes["network.protocol.name"] = "http"
                     attributes["network.protocol.version"] = SpanAttribute.string(version)

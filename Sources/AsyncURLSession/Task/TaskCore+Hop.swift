@@ -179,8 +179,12 @@ extension TaskCore {
             }
             return (end, guarded.hop.held)
         }
-        if let observation, current, outcome.tlsChallenge == nil {
-            observation.hopEnded(metrics: outcome.metrics, error: outcome.error)
+        if let observation, current {
+            if outcome.tlsChallenge == nil {
+                observation.hopEnded(metrics: outcome.metrics, error: outcome.error)
+            } else {
+                observation.hopStoppedForTLS()
+            }
         }
         guard let (end, held) = next else { return }
         finishHop(end, held: held)
