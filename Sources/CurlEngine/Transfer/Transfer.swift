@@ -475,11 +475,17 @@ final class Transfer {
             return 0
         }
         let verdict = decoded.isEmpty ? .accepted : decoded.withUnsafeBytes { delegate.transferDidReceiveBody($0, of: id) }
+        guard case .accepted = verdict else { return notTaken(verdict) }
+        chunkDecoder = decoder
+        bodyBytesDelivered += Int64(decoded.count)
+        return state == .ended ? responseEnded(bytes.count) : bytes.count
+    }
+
+    /// What the write callback answers when the task did not take the
+    /// bytes: pause (libcurl offers them again after `resumeReceiving`), or
+    /// stop with the task's error.
+    private func notTaken(_ verdict: BodyVerdict) -> Int {
         switch verdict {
-        case .accepted:
-            chunkDecoder = decoder
-            bodyBytesDelivered += Int64(decoded.count)
-            return state == .ended ? responseEnded(bytes.count) : bytes.count
         case .pause:
             receivePaused = true
             everPaused = true
@@ -487,6 +493,8 @@ final class Transfer {
         case .abort(let error):
             abortError = error
             return 0
+        case .accepted:
+            preconditionFailure("taken bytes are no refusal")
         }
     }
 
@@ -521,24 +529,16 @@ final class Transfer {
             abortError = error
             return 0
         }
-        switch delegate.transferDidReceiveBody(bytes, of: id) {
-        case .accepted:
-            bodyBytesDelivered += Int64(bytes.count)
-            // Full duplex with a Content-Length: its last byte ends the response.
-            if case .stream = request.body, let head, !head.hasContentEncoding,
-                let length = head.contentLength, bodyBytesDelivered == length
-            {
-                return responseEnded(bytes.count)
-            }
-            return bytes.count
-        case .pause:
-            receivePaused = true
-            everPaused = true
-            return ccurl_writefunc_pause
-        case .abort(let error):
-            abortError = error
-            return 0
+        let verdict = delegate.transferDidReceiveBody(bytes, of: id)
+        guard case .accepted = verdict else { return notTaken(verdict) }
+        bodyBytesDelivered += Int64(bytes.count)
+        // Full duplex with a Content-Length: its last byte ends the response.
+        if case .stream = request.body, let head, !head.hasContentEncoding,
+            let length = head.contentLength, bodyBytesDelivered == length
+        {
+            return responseEnded(bytes.count)
         }
+        return bytes.count
     }
 
     /// Body bytes received from the network so far, before decoding
