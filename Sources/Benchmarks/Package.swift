@@ -74,6 +74,10 @@ var dependencies: [Package.Dependency] = [
     .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
     // The logger of `--feature logging` (already in the main package's graph).
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    // The tracer of `--feature tracing` and the metrics factory of
+    // `--feature metrics`: the libraries' in-memory backends.
+    .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+    .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
 ]
 if includeAsyncURLSession {
     // The main package, two levels up; named so the identity does not depend on
@@ -133,7 +137,11 @@ let package = Package(
     ] + clientTargets + (includeAsyncURLSession ? [
         .target(
             name: "BenchSessionSetup",
-            dependencies: ["BenchClientSupport", ours, .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "BenchClientSupport", ours, .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             path: "Clients/AsyncURLSessionShared"),
         // The background transfer agent, beside the clients: the background
         // session of `asyncurlsession-background` (Benchmarks --background)

@@ -4,7 +4,7 @@
 //   --workload W1 --url URL --count N --concurrency C
 //   [--post-bytes B] [--cacert FILE] [--stream] [--consume-rate BYTES_PER_SEC]
 //   [--timeout SECONDS] [--io-executor] [--download] [--background]
-//   [--feature cookies|cache|logging]
+//   [--feature cookies|cache|logging|tracing|metrics]
 //
 // --io-executor, --download and --background are for bench-asyncurlsession-*
 // only, --feature for bench-asyncurlsession-data only: the harness passes
@@ -53,6 +53,10 @@ public struct ClientArguments: Sendable {
         case cache
         /// A logger at trace level whose handler counts messages and drops them.
         case logging
+        /// A tracer of the session's own (InMemoryTracer): a span per task.
+        case tracing
+        /// A metrics factory of the session's own (MetricsTestKit's).
+        case metrics
     }
 
     public var isPost: Bool { postBytes > 0 }

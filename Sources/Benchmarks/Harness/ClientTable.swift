@@ -119,6 +119,12 @@ enum ClientTable {
         ClientSpec(
             "asyncurlsession-data+logging", "bench-asyncurlsession-data", missingHint: ours,
             extraArguments: ["--feature", "logging"]),
+        ClientSpec(
+            "asyncurlsession-data+tracing", "bench-asyncurlsession-data", missingHint: ours,
+            extraArguments: ["--feature", "tracing"]),
+        ClientSpec(
+            "asyncurlsession-data+metrics", "bench-asyncurlsession-data", missingHint: ours,
+            extraArguments: ["--feature", "metrics"]),
     ]
 
     /// `--features` runs the feature rows beside this client, the same with

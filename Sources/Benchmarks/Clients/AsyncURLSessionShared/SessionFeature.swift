@@ -15,10 +15,17 @@
 //   logging  a Logger at trace level (the most verbose the per-task log uses)
 //            whose handler counts the messages and drops them: no I/O, the
 //            cost is the library making its messages.
+//   tracing  the session's own tracer (swift-distributed-tracing's
+//            InMemoryTracer, which keeps every finished span): a client span
+//            per task, with its attempt and timing events.
+//   metrics  the session's own metrics factory (swift-metrics' TestMetrics,
+//            which keeps every value): the request, duration and byte metrics.
 import AsyncURLSession
 import BenchClientSupport
 import Foundation
+import InMemoryTracing
 import Logging
+import MetricsTestKit
 import Synchronization
 
 public final class SessionFeature: Sendable {
@@ -28,11 +35,15 @@ public final class SessionFeature: Sendable {
     /// The cache's temporary folder (removed by `removeFiles()`).
     private let cacheFolder: URL?
     private let logCounter: LogCounter?
+    private let tracer: InMemoryTracer?
+    private let metrics: TestMetrics?
 
     /// Makes what the feature needs; for `cache`, a fresh 0700 folder in the
     /// temporary directory.
     public init(_ feature: ClientArguments.Feature) throws {
         self.feature = feature
+        tracer = feature == .tracing ? InMemoryTracer() : nil
+        metrics = feature == .metrics ? TestMetrics() : nil
         switch feature {
         case .cookies:
             cookieJar = CookieJar()
@@ -53,6 +64,11 @@ public final class SessionFeature: Sendable {
             cache = nil
             cacheFolder = nil
             logCounter = LogCounter()
+        case .tracing, .metrics:
+            cookieJar = nil
+            cache = nil
+            cacheFolder = nil
+            logCounter = nil
         }
     }
 
@@ -74,6 +90,10 @@ public final class SessionFeature: Sendable {
             var logger = Logger(label: "bench.asyncurlsession") { _ in CountingLogHandler(counter: logCounter) }
             logger.logLevel = .trace
             configuration.logger = logger
+        case .tracing:
+            configuration.tracer = tracer
+        case .metrics:
+            configuration.metricsFactory = metrics
         }
     }
 
@@ -101,6 +121,13 @@ public final class SessionFeature: Sendable {
         case .logging:
             let messages = logCounter?.count ?? 0
             return messages > 0 ? nil : "the logger's handler counted no message"
+        case .tracing:
+            let spans = tracer?.finishedSpans ?? []
+            guard let span = spans.last else { return "the tracer finished no span" }
+            return span.kind == .client ? nil : "the last span is not a client span (\(span.kind))"
+        case .metrics:
+            guard let metrics else { return "no metrics factory" }
+            return metrics.counters.isEmpty ? "the metrics factory made no counter" : nil
         }
     }
 
