@@ -140,6 +140,9 @@ let package = Package(
                 "URLSessionCompat",
                 "LoopbackServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // `--trace`: the spans kept in memory and printed.
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // Every parser of untrusted bytes under libFuzzer (`.ci/fuzz`), or,

@@ -1,6 +1,6 @@
 // fetch: a curl-like command line client on AsyncURLSession.
 //
-//   fetch URL [-o FILE] [-X METHOD] [-H 'Name: value']... [-d DATA] [--events]
+//   fetch URL [-o FILE] [-X METHOD] [-H 'Name: value']... [-d DATA] [--events] [--trace]
 //   fetch --background URL [-o FILE]     (the agent downloads it; fetch returns)
 //   fetch --background-status            (this user's background transfers)
 //   fetch --session ID URL -o FILE       (a background session's download, waited for;
@@ -48,6 +48,9 @@ struct FetchCommand: AsyncParsableCommand {
 
     @Flag(name: [.customShort("s"), .customLong("silent")], help: "No status line, headers or progress bar.")
     var silent = false
+
+    @Flag(help: "Print the transfer's trace to standard error when it ends: its span, each attempt on the wire and libcurl's timings.")
+    var trace = false
 
     @Option(help: "A PEM file of certificates to trust instead of the system's (for private CAs).")
     var cacert: String?
@@ -113,6 +116,10 @@ struct FetchCommand: AsyncParsableCommand {
             } else if proxyFromEnvironment {
                 configuration.proxy = ProxyConfiguration.fromEnvironment()
             }
+            let tracePrinter = trace ? TracePrinter() : nil
+            configuration.tracer = tracePrinter?.tracer
+            // Printed however the transfer ends (a failure's trace says why).
+            defer { tracePrinter?.printSpans() }
             let session = Session(configuration: configuration)
             if let scheme = request.url?.scheme?.lowercased(), scheme == "ws" || scheme == "wss" {
                 try await WebSocketConsole(silent: silent).run(session.webSocketTask(with: request))
