@@ -170,5 +170,17 @@ let package = Package(
             ],
             path: "OpenAPICheck"
         ),
+        // The spans of the same requests through our Session and
+        // AsyncHTTPClient, each with an in-memory tracer, side by side.
+        .executableTarget(
+            name: "trace-check",
+            dependencies: [
+                ours, ahc,
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "LoopbackServer", package: "AsyncURLSession"),
+            ],
+            path: "TraceCheck"
+        ),
     ] : [])
 )
