@@ -70,6 +70,29 @@ import Tracing
 
     // MARK: - Spans and metrics of transfers
 
+    @Test func webSocket_isOneClientSpan_fromTheUpgradeToTheClose() async throws {
+        let observed = Observed()
+        try await withServer { server in
+            let url = URL(string: "ws://127.0.0.1:\(server.port)/ws/echo")!
+            let socket = Session(configuration: observed.configuration()).webSocketTask(with: url)
+            socket.resume()
+            try await socket.send(.string("traced"))
+            #expect(try await socket.receive() == .string("traced"))
+            socket.cancel(with: .normalClosure, reason: nil)
+            // The span ends with the connection, after the close handshake.
+            for _ in 0..<200 where observed.tracer.finishedSpans.isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let span = try observed.clientSpan()
+            #expect(span.operationName == "GET")
+            #expect(Self.string(span, "url.full") == url.absoluteString)
+            #expect(Self.int(span, "http.response.status_code") == 101)
+            #expect(Self.attempts(span).count == 1)
+            #expect(span.status?.code != .error)
+            #expect(observed.counter("requests.started", [("method", "GET"), ("scheme", "ws")]) == 1)
+        }
+    }
+
     @Test func redirectChain_isOneClientSpan_underTheCallersSpan_withAnAttemptPerHop() async throws {
         let observed = Observed()
         try await withServer { server in

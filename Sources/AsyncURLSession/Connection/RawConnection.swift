@@ -196,6 +196,21 @@ final class RawConnection<Client: RawConnectionClient>: TransferDelegate, RawStr
         guarded.withLock { $0.observer = observer }
     }
 
+    /// `observer` hears the lifecycle after the one set before, if any
+    /// (the connection's own span, after the classic adapter's calls).
+    func addObserver(_ observer: @escaping @Sendable (Client.Event) -> Void) {
+        guarded.withLock { guarded in
+            guard let earlier = guarded.observer else {
+                guarded.observer = observer
+                return
+            }
+            guarded.observer = { event in
+                earlier(event)
+                observer(event)
+            }
+        }
+    }
+
     /// Ended (cancelled, failed, or closed).
     var hasEnded: Bool { guarded.withLock { $0.machine.isClosed } }
     /// Started and not ended.

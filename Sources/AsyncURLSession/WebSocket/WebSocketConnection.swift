@@ -372,7 +372,26 @@ extension RawConnection where Client == WebSocketClient {
         guarded.withLock { $0.state.allowsMissingAccept = true }
     }
 
-    func resume() { start() }
+    /// With a tracer or a metrics factory in use, the connection is one
+    /// client span (and one request in the metrics) from the Upgrade to the
+    /// end, as a task is: its 101, its error if it failed.
+    func resume() {
+        if let observation = TaskObservation.make(configuration: context.configuration, request: request) {
+            observation.started()
+            addObserver { [weak self] event in
+                switch event {
+                case .opened:
+                    observation.response(status: 101, httpVersion: "HTTP/1.1")
+                case .ended(let ending, _):
+                    observation.hopEnded(metrics: nil, error: ending.error)
+                    observation.ended(
+                        error: ending.error, bytesSent: self?.countOfBytesSent ?? 0,
+                        bytesReceived: self?.countOfBytesReceived ?? 0, redirects: 0)
+                }
+            }
+        }
+        start()
+    }
 
     // MARK: - Callers
 
