@@ -165,7 +165,7 @@ let package = Package(
         .executableTarget(
             name: "openapi-check",
             dependencies: [
-                openAPIShared, openAPIOurs, openAPIURLSession, openAPIAHC, ahc,
+                "BenchClientSupport", openAPIShared, openAPIOurs, openAPIURLSession, openAPIAHC, ahc,
                 .product(name: "LoopbackServer", package: "AsyncURLSession"),
             ],
             path: "OpenAPICheck"
@@ -175,7 +175,7 @@ let package = Package(
         .executableTarget(
             name: "trace-check",
             dependencies: [
-                ours, ahc,
+                "BenchClientSupport", ours, ahc,
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "LoopbackServer", package: "AsyncURLSession"),

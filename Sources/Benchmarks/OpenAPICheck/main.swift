@@ -8,6 +8,7 @@
 import AsyncHTTPClient
 import AsyncURLSession
 import AsyncURLSessionOpenAPI
+import BenchClientSupport
 import BenchOpenAPIShared
 import Foundation
 #if canImport(FoundationNetworking)
@@ -18,14 +19,9 @@ import OpenAPIAsyncHTTPClient
 import OpenAPIRuntime
 import OpenAPIURLSession
 
-/// The whole run is bounded: a transport that ignores cancellation would
-/// otherwise keep the process alive past its checks' own limits.
-let watchdog = Thread {
-    Thread.sleep(forTimeInterval: 300)
-    FileHandle.standardError.write(Data("openapi-check: no end after 300 s; giving up\n".utf8))
-    exit(2)
-}
-watchdog.start()
+// The whole run is bounded: a transport that ignores cancellation would
+// otherwise keep the process alive past its checks' own limits.
+RunWatchdog.start(seconds: 300, name: "openapi-check")
 
 let server = try await LoopbackServer.start()
 // An address nothing listens on: a server's port, once it has stopped.

@@ -7,18 +7,13 @@
 //   swift run -c release --package-path Sources/Benchmarks trace-check
 import AsyncHTTPClient
 import AsyncURLSession
+import BenchClientSupport
 import Foundation
 import InMemoryTracing
 import LoopbackServer
 import Tracing
 
-/// The whole run is bounded.
-let watchdog = Thread {
-    Thread.sleep(forTimeInterval: 120)
-    FileHandle.standardError.write(Data("trace-check: no end after 120 s; giving up\n".utf8))
-    exit(2)
-}
-watchdog.start()
+RunWatchdog.start(seconds: 120, name: "trace-check")
 
 let server = try await LoopbackServer.start()
 let stopped = try await LoopbackServer.start()
