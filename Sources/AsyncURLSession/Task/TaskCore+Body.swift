@@ -175,26 +175,25 @@ extension TaskCore {
         let engine = engine
         let placement = context.placement
         let url = transferRequest.url
-        let started = guarded.withLock { guarded -> (id: TransferID, suspended: Bool, collectsMetrics: Bool)? in
+        let started = guarded.withLock { guarded -> (exchange: EngineExchange, suspended: Bool, collectsMetrics: Bool)? in
             guard guarded.pipeline.hopStarting() else { return nil }
             // Made only for a transfer that starts: making one places it on
             // an engine thread.
-            let id = engine.makeTransferID(for: url, in: placement)
+            let exchange = EngineExchange(id: engine.makeTransferID(for: url, in: placement), session: context.engineID)
             guarded.hop = HopState(request: request, credential: credential, proxyCredential: proxyCredential)
             guarded.hop.cache = hopCache
-            guarded.exchange = EngineExchange(id: id, session: context.engineID)
+            guarded.exchange = exchange
             guarded.pipeline.startedSending(expected: expectedToSend)
-            return (id, guarded.pipeline.state == .suspended, metricsReadable(guarded) || observation?.tracesHops == true)
+            return (exchange, guarded.pipeline.state == .suspended, metricsReadable(guarded) || observation?.tracesHops == true)
         }
-        guard let (id, suspended, collectsMetrics) = started else {
+        guard let (exchange, suspended, collectsMetrics) = started else {
             if case .stream(let stream, _) = body { stream.finish() }
             return
         }
         log?.hop(transferRequest.method, url: transferRequest.url, via: "network", headers: transferRequest.headers)
         engine.start(
-            id, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
+            exchange.id, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
             delegate: self)
-        let exchange = EngineExchange(id: id, session: context.engineID)
         if suspended { exchange.suspend() }
         // A cancel() that read this transfer's ID may have queued its stop
         // before the start above; the engine ignores a stop for a transfer

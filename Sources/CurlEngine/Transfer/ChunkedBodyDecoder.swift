@@ -3,7 +3,7 @@
 /// ends before libcurl says so: a full-duplex exchange, whose request body
 /// is still streaming when the server ends its response. libcurl 7.88.1
 /// completes a transfer only once its upload has ended too, and gives no
-/// signal at the end of a chunked response (see `Transfer.fullDuplex`).
+/// signal at the end of a chunked response (see `Transfer.chunkDecoder`).
 ///
 /// A value type with explicit states; `decode` never allocates but for the
 /// trailer lines. libcurl still parses the same bytes (it needs the end

@@ -128,12 +128,10 @@ struct ResponseHeadParser {
     }
 
     private mutating func appendTrailer(_ line: UnsafeRawBufferPointer) {
-        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
-        var fields = trailers ?? ResponseHeaderFields()
-        fields.append(
-            name: UnsafeRawBufferPointer(rebasing: line[0..<colon]),
-            value: Self.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])))
-        trailers = fields
+        // Appended in place: a copy out of the optional and back would copy
+        // the fields' buffers at each line.
+        if trailers == nil { trailers = ResponseHeaderFields() }
+        trailers!.append(line: line)
     }
 
     /// The trailer fields of the final response's body, if it had any.

@@ -124,6 +124,15 @@ package struct ResponseHeaderFields: RandomAccessCollection, Equatable, Sendable
         ends.append(UInt32(bytes.count))
     }
 
+    /// A "Name: value" line (no CR or LF) as a field, the value trimmed of
+    /// spaces and tabs; a line without a colon is skipped.
+    mutating func append(line: UnsafeRawBufferPointer) {
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        append(
+            name: UnsafeRawBufferPointer(rebasing: line[0..<colon]),
+            value: ResponseHeadParser.trimmed(UnsafeRawBufferPointer(rebasing: line[(colon + 1)...])))
+    }
+
     /// Obsolete line folding: `continuation` joins the last value after one
     /// space. The last value is the end of the buffer, so this appends.
     mutating func unfoldIntoLastValue(_ continuation: UnsafeRawBufferPointer) {

@@ -502,14 +502,7 @@ final class Transfer {
     var decodedTrailers: ResponseHeaderFields? {
         guard let lines = chunkDecoder?.trailerLines, !lines.isEmpty else { return nil }
         var fields = ResponseHeaderFields()
-        for line in lines {
-            line.withUnsafeBytes { raw in
-                guard let colon = raw.firstIndex(of: UInt8(ascii: ":")) else { return }
-                fields.append(
-                    name: UnsafeRawBufferPointer(rebasing: raw[0..<colon]),
-                    value: ResponseHeadParser.trimmed(UnsafeRawBufferPointer(rebasing: raw[(colon + 1)...])))
-            }
-        }
+        for line in lines { line.withUnsafeBytes { fields.append(line: $0) } }
         return fields
     }
 
