@@ -155,6 +155,46 @@ import URLSessionCompat
         }
     }
 
+    /// With no delegate anywhere, `data(for:)` awaits the core itself: its
+    /// task has left the session's list by the time the call returns.
+    @Test func asyncDataWithoutDelegates_taskIsGoneWhenTheCallReturns() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let (data, response) = try await session.data(from: server.url("/bytes/300"))
+            #expect(data.count == 300)
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            let listed = await withCheckedContinuation { continuation in
+                session.getAllTasks { continuation.resume(returning: $0.count) }
+            }
+            #expect(listed == 0)
+            session.invalidateAndCancel()
+        }
+    }
+
+    /// A call made from a Swift task cancelled beforehand fails with
+    /// `cancelled` and leaves no task behind.
+    @Test func asyncDataFromACancelledTask_failsAndLeavesNoTask() async throws {
+        try await withServer { server in
+            let session = makeSession(nil)
+            let url = server.url("/bytes/300")
+            let call = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await session.data(from: url)
+            }
+            do {
+                _ = try await call.value
+                Issue.record("a cancelled call returned a body")
+            } catch let error as URLError {
+                #expect(error.code == .cancelled)
+            }
+            let listed = await withCheckedContinuation { continuation in
+                session.getAllTasks { continuation.resume(returning: $0.count) }
+            }
+            #expect(listed == 0)
+            session.invalidateAndCancel()
+        }
+    }
+
     @Test func asyncUpload_fromData_sendsTheBody() async throws {
         try await withServer { server in
             let session = makeSession(nil)

@@ -4,11 +4,12 @@
 //   --workload W1 --url URL --count N --concurrency C
 //   [--post-bytes B] [--cacert FILE] [--stream] [--consume-rate BYTES_PER_SEC]
 //   [--timeout SECONDS] [--io-executor] [--download] [--background]
-//   [--feature cookies|cache|logging|tracing|metrics]
+//   [--feature cookies|cache|logging|tracing|metrics] [--classic-style blocking|async]
 //
 // --io-executor, --download and --background are for bench-asyncurlsession-*
-// only, --feature for bench-asyncurlsession-data only: the harness passes
-// them to no other client (ClientTable).
+// only, --feature for bench-asyncurlsession-data only, --classic-style for
+// bench-urlsessioncompat only: the harness passes them to no other client
+// (ClientTable).
 //
 // Parsed by hand: the clients stay small and start fast.
 import Foundation
@@ -38,6 +39,9 @@ public struct ClientArguments: Sendable {
     /// AsyncURLSession data client only: the one session feature turned on
     /// (`Benchmarks --features`); nil for none.
     public var feature: Feature?
+    /// Classic client only: how legacy code waits for each request (nil:
+    /// chains started from the completion handlers).
+    public var classicStyle: ClassicStyle?
     /// When > 0: read bodies no faster than this (slow consumer, W6).
     public var consumeBytesPerSecond: Double = 0
     /// The client gives up (and reports failure) after this many seconds.
@@ -57,6 +61,17 @@ public struct ClientArguments: Sendable {
         case tracing
         /// A metrics factory of the session's own (MetricsTestKit's).
         case metrics
+    }
+
+    /// How a legacy program waits for a classic request, besides chaining
+    /// the next request from the completion handler.
+    public enum ClassicStyle: String, CaseIterable, Sendable {
+        /// A thread per chain blocks on a semaphore the completion handler
+        /// signals: command-line tools and scripts.
+        case blocking
+        /// `try await session.data(for:)` on the classic session: code
+        /// moved to async/await that kept its `URLSession`.
+        case async
     }
 
     public var isPost: Bool { postBytes > 0 }
@@ -90,7 +105,7 @@ public struct ClientArguments: Sendable {
                 flags.insert(name)
                 index += 1
             case "--workload", "--url", "--count", "--concurrency", "--post-bytes", "--cacert",
-                 "--consume-rate", "--timeout", "--feature":
+                 "--consume-rate", "--timeout", "--feature", "--classic-style":
                 guard index + 1 < arguments.count else {
                     throw UsageError(description: "\(name) needs a value")
                 }
@@ -119,6 +134,13 @@ public struct ClientArguments: Sendable {
                 throw UsageError(description: "--feature needs one of \(known), got \(name)")
             }
             result.feature = feature
+        }
+        if let name = values["--classic-style"] {
+            guard let style = ClassicStyle(rawValue: name) else {
+                let known = ClassicStyle.allCases.map(\.rawValue).joined(separator: ", ")
+                throw UsageError(description: "--classic-style needs one of \(known), got \(name)")
+            }
+            result.classicStyle = style
         }
         result.consumeBytesPerSecond = try number(values["--consume-rate"], name: "--consume-rate", default: 0)
         result.timeoutSeconds = try number(values["--timeout"], name: "--timeout", default: 300)

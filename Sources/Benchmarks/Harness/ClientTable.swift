@@ -63,6 +63,15 @@ enum ClientTable {
         ClientSpec(
             "asyncurlsession-io", "bench-asyncurlsession-data", missingHint: ours, extraArguments: ["--io-executor"]),
         ClientSpec("urlsessioncompat", "bench-urlsessioncompat", missingHint: ours),
+        // The classic API as the two other kinds of legacy code wait for it:
+        // a thread blocked on a semaphore, and `data(for:)` on the classic
+        // session (`--classic-style`).
+        ClientSpec(
+            "urlsessioncompat-blocking", "bench-urlsessioncompat", missingHint: ours,
+            extraArguments: ["--classic-style", "blocking"]),
+        ClientSpec(
+            "urlsessioncompat-async", "bench-urlsessioncompat", missingHint: ours,
+            extraArguments: ["--classic-style", "async"]),
     ]
 
     /// The same generated OpenAPI client on three transports: ours,

@@ -186,6 +186,10 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     func startDriver(for task: URLSessionTask) {
+        // Its caller awaits the core and delivers the end itself (`data(for:)`).
+        // Its core collects the body from before the first resume, also
+        // when the task is cancelled first.
+        if case .awaitedByCaller = task.completion { return }
         if task.collectsBody, case .data(let handler) = task.completion {
             // The core collects the body and calls back at the end; the
             // handler then runs on the delegate queue. No Swift task waits

@@ -22,6 +22,10 @@ struct TaskDriver: Sendable {
         case download(@Sendable (URL?, URLResponse?, (any Error)?) -> Void)
         /// `bytes(for:)`: hands the task over at its response.
         case bytes(AnswerSlot<Result<(AsyncBytes, URLResponse), any Error>>)
+        /// `data(for:)` with no delegate anywhere: the task collects its
+        /// body in the core and the caller awaits it there; no driver runs
+        /// (see `URLSession.startDriver`).
+        case awaitedByCaller
     }
 
     let session: URLSession
@@ -180,7 +184,7 @@ struct TaskDriver: Sendable {
                 if expected > 0, expected <= Int64(limit) { progress.body.reserveCapacity(Int(expected)) }
             }
             progress.body.append(chunk)
-        case .download, .bytes:
+        case .download, .bytes, .awaitedByCaller:
             break
         }
     }
@@ -200,7 +204,7 @@ struct TaskDriver: Sendable {
                 .appendingPathComponent("handler-\(UUID().uuidString).tmp")
             try FileManager.default.moveItem(at: location, to: kept)
             progress.keptFile = kept
-        case .data, .bytes:
+        case .data, .bytes, .awaitedByCaller:
             break
         }
     }
@@ -259,6 +263,8 @@ struct TaskDriver: Sendable {
         case .bytes(let slot):
             slot.fill(.failure(error ?? URLError.adapter(
                 .badServerResponse, "The transfer ended without a response.", url: task.currentRequest?.url)))
+        case .awaitedByCaller:
+            break  // no driver runs for it (`URLSession.startDriver`)
         }
     }
 

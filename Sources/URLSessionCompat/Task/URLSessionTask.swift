@@ -196,8 +196,11 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// means. Decided at the first resume, before the transfer starts.
     private func collectIfNobodyListens() {
         let eligible = guarded.withLock { guarded -> Bool in
-            guard !guarded.started, case .data = guarded.completion, guarded.delegate == nil else { return false }
-            return true
+            guard !guarded.started, guarded.delegate == nil else { return false }
+            switch guarded.completion {
+            case .data, .awaitedByCaller: return true
+            case .delegate, .download, .bytes: return false
+            }
         }
         guard eligible, let session, session.delegate == nil, core.collectBody() else { return }
         guarded.withLock { $0.collecting = true }

@@ -5,6 +5,10 @@
 // - `--stream` / `--consume-rate`: a data task whose per-task delegate counts
 //   and discards each chunk in `didReceive data`, pacing there for W6. Unlike
 //   FoundationNetworking, a slow delegate here slows the transfer.
+// - `--classic-style blocking`: the same call, each chain a thread of its own
+//   that blocks on a semaphore until the handler signals it (command-line
+//   tools and scripts). `--classic-style async`: `try await
+//   session.data(for:)` on the classic session.
 // - HTTPS with a private CA: `URLSessionConfiguration.tlsTrustRootsPEM`.
 import BenchClientSupport
 import URLSessionCompat
@@ -13,7 +17,13 @@ let clientName = "urlsessioncompat"
 let arguments = ClientArguments.parseOrExit()
 ProcessLimits.raiseFileDescriptorLimit()
 let streaming = arguments.streamsBodies
-let api = streaming ? "URLSessionDataDelegate.didReceive(data:)" : "dataTask(with:completionHandler:)"
+let api: String
+switch (streaming, arguments.classicStyle) {
+case (true, _): api = "URLSessionDataDelegate.didReceive(data:)"
+case (false, nil): api = "dataTask(with:completionHandler:)"
+case (false, .blocking?): api = "dataTask(with:completionHandler:) + DispatchSemaphore.wait()"
+case (false, .async?): api = "URLSession.data(for:)"
+}
 ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
 
 let configuration = URLSessionConfiguration.ephemeral
@@ -42,7 +52,27 @@ let pacer = SharedPacer(bytesPerSecond: arguments.consumeBytesPerSecond)
     }
 }
 
-// Each request after the first of a chain starts from the previous one's
-// completion handler (or `didCompleteWithError`), on the delegate queue.
-let result = await CallbackChains.measure(client: clientName, api: api, arguments: arguments, start: start)
+/// The outcome of one classic `data(for:)` call.
+@Sendable func fetchAsync(_ index: Int) async -> RequestOutcome {
+    do {
+        let (data, response) = try await session.data(for: request)
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard status == expectedStatus else { return .unexpectedStatus(status) }
+        return RequestOutcome(bytesReceived: data.count, bytesSent: request.httpBody?.count ?? 0)
+    } catch {
+        return .failure(error)
+    }
+}
+
+let result: ClientResult
+switch arguments.classicStyle {
+case nil:
+    // Each request after the first of a chain starts from the previous one's
+    // completion handler (or `didCompleteWithError`), on the delegate queue.
+    result = await CallbackChains.measure(client: clientName, api: api, arguments: arguments, start: start)
+case .blocking?:
+    result = await BlockingChains.measure(client: clientName, api: api, arguments: arguments, start: start)
+case .async?:
+    result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments, request: fetchAsync)
+}
 result.printAndExit()
