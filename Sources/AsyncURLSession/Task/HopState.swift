@@ -68,6 +68,20 @@ struct HopState {
 
     /// - Parameter sensitive: whether a (lowercased) header name must not
     ///   follow a redirect to another origin (asked only for a redirect).
+    /// Whether a head of this status may be held back (a redirect or an
+    /// authentication challenge): only then does `receivedHead` build
+    /// Foundation's response, which must not happen under the task's lock.
+    static func mayHold(status: Int) -> Bool {
+        status == 401 || status == 407 || RedirectPolicy.mayRedirect(status)
+    }
+
+    /// `receivedHead` for a status that is never held (`mayHold` false):
+    /// cheap enough to decide under the lock that checked the hop.
+    mutating func receivedUnholdableHead(_ source: ResponseSource) -> HeadVerdict {
+        held = nil
+        return .deliver(source)
+    }
+
     mutating func receivedHead(
         _ source: ResponseSource, redirectsAsFoundationNetworking: Bool = false, sensitive: (String) -> Bool
     ) -> HeadVerdict {
@@ -75,8 +89,7 @@ struct HopState {
         let status = source.statusCode
         // Only these statuses can be held back: any other one is delivered
         // without building Foundation's response here.
-        guard status == 401 || status == 407 || RedirectPolicy.mayRedirect(status),
-            let response = source.response
+        guard Self.mayHold(status: status), let response = source.response
         else { return .deliver(source) }
         if status == 401 || status == 407 {
             if (status == 407 ? proxyCredential : credential) != nil {

@@ -23,36 +23,59 @@ extension TaskCore {
     // MARK: - Engine callbacks (engine thread)
 
     func hopDidReceiveHead(_ head: consuming ResponseHead, id: TransferID) {
-        // Foundation's HTTPURLResponse is costly to build: never under the
-        // lock, and only where it is needed (see ResponseSource).
-        guard let (url, usesCache, fromCache) = guarded.withLock({ guarded -> (URL, Bool, Bool)? in
+        /// What one lock acquisition learns of the hop (see `HeadCheck`).
+        guard let check = guarded.withLock({ guarded -> HeadCheck? in
             guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
-            return (url, guarded.hop.cache != nil, guarded.exchange?.fetchType == .localCache)
+            var check = HeadCheck(
+                url: url, usesCache: guarded.hop.cache != nil, fromCache: guarded.exchange?.fetchType == .localCache,
+                consumer: PublishedConsumer(guarded))
+            // The common case (no cache, a status never held back) is
+            // decided here: no second acquisition for the verdict.
+            if !check.usesCache, !HopState.mayHold(status: head.statusCode) {
+                check.verdict = guarded.hop.receivedUnholdableHead(ResponseSource(head: copy head, url: url))
+            }
+            return check
         }) else { return }
+        let url = check.url
         // A stored response's cookies were stored when it first came; a
         // local transport's (a stub's) are new, as a server's.
-        if head.hasSetCookie, !fromCache { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
+        if head.hasSetCookie, !check.fromCache { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
         // HSTS is learned from https responses only (the store checks the
         // scheme), from the first field only (RFC 6797 §8.1). The parser's
         // flag keeps the fields unread for every other response.
-        if head.hasStrictTransportSecurity, !fromCache, let store = context.configuration.hstsStore,
+        if head.hasStrictTransportSecurity, !check.fromCache, let store = context.configuration.hstsStore,
             let policy = head.fields.values(named: "Strict-Transport-Security").first
         {
             store.note(policy, from: url)
         }
         log?.response(status: head.statusCode, headers: head.fields)
         observation?.response(status: head.statusCode, httpVersion: head.httpVersion)
-        if usesCache, !cacheReceivedHead(head, url: url, id: id) { return }
-        let source = ResponseSource(head: head, url: url)
-        let verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
-            guard guarded.transferID == id else { return nil }
-            return guarded.hop.receivedHead(
-                source, redirectsAsFoundationNetworking: context.configuration.redirectsAsFoundationNetworking
-            ) { context.configuration.isSensitiveHeader($0) }
+        var verdict = check.verdict
+        if verdict == nil {
+            if check.usesCache, !cacheReceivedHead(head, url: url, id: id) { return }
+            // Foundation's HTTPURLResponse is costly to build: never under
+            // the lock, and only where it is needed (see ResponseSource).
+            let source = ResponseSource(head: head, url: url)
+            verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
+                guard guarded.transferID == id else { return nil }
+                return guarded.hop.receivedHead(
+                    source, redirectsAsFoundationNetworking: context.configuration.redirectsAsFoundationNetworking
+                ) { context.configuration.isSensitiveHeader($0) }
+            }
         }
         if case .deliver(let source) = verdict, !startMultipart(source, id: id) {
-            deliverFinalResponse(source, heldBody: nil)
+            deliverFinalResponse(source, heldBody: nil, consumer: check.consumer)
         }
+    }
+
+    /// What `hopDidReceiveHead` reads of the hop under its one lock.
+    private struct HeadCheck {
+        let url: URL
+        let usesCache: Bool
+        let fromCache: Bool
+        let consumer: PublishedConsumer
+        /// Set when the head could be decided under that lock.
+        var verdict: HopState.HeadVerdict?
     }
 
     /// Hop `id`'s exchange ended at `url` (a local responder followed
@@ -141,6 +164,7 @@ extension TaskCore {
 
     func hopDidComplete(_ outcome: TransferOutcome, id: TransferID) {
         var current = false
+        var plainEnd: PlainEnd?
         let next = guarded.withLock { guarded -> (HopEnd, HopState.Held?)? in
             guard let exchange = guarded.exchange, exchange.id == id else { return nil }
             current = true
@@ -177,6 +201,17 @@ extension TaskCore {
                 guarded.pendingHopEnd = end
                 return nil
             }
+            // The common end (a success with nothing held, cached, written
+            // to a file or waited for) is read here, in the same lock
+            // acquisition: `endPlainly` then needs one more, to finish.
+            if case .success = end, guarded.hop.held == nil, guarded.hop.cache == nil, guarded.download == nil,
+                guarded.resumeDataWaiters.isEmpty
+            {
+                let readable = metricsReadable(guarded)
+                plainEnd = PlainEnd(
+                    transactions: readable ? guarded.transactions : [], redirectCount: guarded.redirectCount,
+                    metricsReadable: readable)
+            }
             return (end, guarded.hop.held)
         }
         if let observation, current {
@@ -187,7 +222,29 @@ extension TaskCore {
             }
         }
         guard let (end, held) = next else { return }
-        finishHop(end, held: held)
+        if let plainEnd {
+            endPlainly(plainEnd)
+        } else {
+            finishHop(end, held: held)
+        }
+    }
+
+    /// What the last hop's lock acquisition read for `endPlainly`.
+    struct PlainEnd {
+        let transactions: [PendingTransaction]
+        let redirectCount: Int
+        let metricsReadable: Bool
+    }
+
+    /// `finishHop` for a success with nothing held, cached or written to a
+    /// file: what `completeWithTransactions` does, from what the hop's end
+    /// read already.
+    private func endPlainly(_ plain: PlainEnd) {
+        guard plain.metricsReadable else {
+            complete(error: nil, metrics: nil)
+            return
+        }
+        complete(error: nil, metrics: makeMetrics(plain.transactions, redirectCount: plain.redirectCount))
     }
 
     func finishHop(_ end: HopEnd, held: HopState.Held?) {
@@ -233,10 +290,12 @@ extension TaskCore {
         deliverFinalResponse(ResponseSource(response), heldBody: heldBody)
     }
 
-    func deliverFinalResponse(_ source: ResponseSource, heldBody: Data?) {
+    /// - Parameter consumer: who the response goes to, when the caller read
+    ///   it under a lock it took anyway; nil to read it here.
+    func deliverFinalResponse(_ source: ResponseSource, heldBody: Data?, consumer: PublishedConsumer? = nil) {
         guard hasHandlers else {
             // Made in publishResponse, and only for an events consumer.
-            publishResponse(source, decision: nil, heldBody: heldBody, afterHandlers: false)
+            publishResponse(source, decision: nil, heldBody: heldBody, afterHandlers: false, consumer: consumer)
             return
         }
         let decision = makeResponseDecision()
@@ -265,12 +324,14 @@ extension TaskCore {
     ///   consumer answers nothing (its decision took `.allow` at once), so
     ///   `data(for:)` skips three allocations and a closure per request.
     private func publishResponse(
-        _ source: ResponseSource, decision handed: ResponseDecision?, heldBody: Data?, afterHandlers: Bool
+        _ source: ResponseSource, decision handed: ResponseDecision?, heldBody: Data?, afterHandlers: Bool,
+        consumer: PublishedConsumer? = nil
     ) {
         // An events consumer or a download needs Foundation's response now:
         // build it before taking the lock. `data(for:)` builds it at the end,
         // on its own thread.
-        let (events, download) = guarded.withLock { ($0.pipeline.consumer == .events, $0.download != nil) }
+        let consumer = consumer ?? guarded.withLock { PublishedConsumer($0) }
+        let (events, download) = (consumer.events, consumer.download)
         if events || download {
             _ = source.response
         }
@@ -369,6 +430,19 @@ extension TaskCore {
         } else {
             publish()
         }
+    }
+}
+
+/// Who a published response goes to: an events consumer (which gets a
+/// decision and Foundation's response at once) and whether the body goes to
+/// a file. Neither changes while a response is being published.
+struct PublishedConsumer {
+    let events: Bool
+    let download: Bool
+
+    init(_ guarded: borrowing TaskCore.Guarded) {
+        events = guarded.pipeline.consumer == .events
+        download = guarded.download != nil
     }
 }
 

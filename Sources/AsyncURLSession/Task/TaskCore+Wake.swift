@@ -21,6 +21,10 @@ extension TaskCore: TurnWork {
         /// Body bytes queued for a parked consumer: handed over after the
         /// engine's current read (`TaskPipeline.DeliveryAction.handOffAfterRead`).
         case handOffAfterRead(TaskCore)
+        /// The wake-up is in `Guarded.wakeAtTurnEnd` already, put there
+        /// under the lock that made it (`holdForTurnEnd`): `run(by:)` only
+        /// registers the task with the turn, without taking the lock again.
+        case heldForTurnEnd
 
         /// Resumes the consumer. On the engine thread (see `EngineTurn`):
         /// body bytes of a read once the read is in, so the consumer works
@@ -33,6 +37,8 @@ extension TaskCore: TurnWork {
         /// wake-up for the turn's end (no closure to allocate).
         func run(by core: TaskCore) {
             switch self {
+            case .heldForTurnEnd:
+                EngineTurn.atEnd(core)
             case .event(_, .success(.some(.data))):
                 resumeNow()
             case _ where EngineTurn.isFinishingTransfers:
@@ -59,7 +65,22 @@ extension TaskCore: TurnWork {
             case .collect(let continuation, let result): continuation.resume(with: result)
             case .collectCallback(let callback): callback()
             case .handOffAfterRead(let core): core.handOffQueuedEvent()
+            case .heldForTurnEnd: break  // `run(by:)` registers it; never resumed itself
             }
+        }
+    }
+
+    /// Under the lock that made `wake`: a wake-up that `run(by:)` would hold
+    /// for the turn's end goes into `wakeAtTurnEnd` here, so that run(by:)
+    /// needs no second lock acquisition to put it there. Others unchanged.
+    static func holdForTurnEnd(_ wake: Wake?, in guarded: inout Guarded) -> Wake? {
+        switch wake {
+        case nil, .event(_, .success(.some(.data)))?, .handOffAfterRead?, .heldForTurnEnd?:
+            return wake
+        case .event?, .collect?, .collectCallback?:
+            guard guarded.wakeAtTurnEnd == nil, EngineTurn.holdsWorkForTurnEnd else { return wake }
+            guarded.wakeAtTurnEnd = wake
+            return .heldForTurnEnd
         }
     }
 
@@ -97,7 +118,7 @@ extension TaskCore: TurnWork {
         guard case .wakeConsumer(let event) = action, let waiter = guarded.eventWaiter else { return nil }
         guarded.eventWaiter = nil
         noteDelivered(event, in: &guarded)
-        return .event(waiter, .success(event))
+        return holdForTurnEnd(.event(waiter, .success(event)), in: &guarded)
     }
 
     /// What handing an event to the consumer starts: its decision is now
@@ -108,6 +129,10 @@ extension TaskCore: TurnWork {
     }
 
     static func wake(for action: TaskPipeline.EndAction, in guarded: inout Guarded) -> Wake? {
+        holdForTurnEnd(endWake(for: action, in: &guarded), in: &guarded)
+    }
+
+    private static func endWake(for action: TaskPipeline.EndAction, in guarded: inout Guarded) -> Wake? {
         switch action {
         case .wakeConsumer(let event):
             guard let waiter = guarded.eventWaiter else { return nil }

@@ -532,17 +532,22 @@ final class TaskCore: Sendable {
                 complete(error: error, metrics: nil)
                 return
             }
-            // Converted in place: mapping with a key path copied each
-            // pending transaction (its request, response and metrics) first.
-            var converted: [TransactionMetrics] = []
-            converted.reserveCapacity(transactions.count)
-            for index in transactions.indices { converted.append(transactions[index].transactionMetrics) }
-            let metrics = TaskMetrics(
-                taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
-                redirectCount: redirectCount,
-                transactionMetrics: converted)
-            complete(error: error, metrics: metrics)
+            complete(error: error, metrics: makeMetrics(transactions, redirectCount: redirectCount))
         }
+    }
+
+    /// The task's metrics from its hops' transactions (outside the lock:
+    /// converting builds Foundation's responses).
+    func makeMetrics(_ transactions: [PendingTransaction], redirectCount: Int) -> TaskMetrics {
+        // Converted in place: mapping with a key path copied each
+        // pending transaction (its request, response and metrics) first.
+        var converted: [TransactionMetrics] = []
+        converted.reserveCapacity(transactions.count)
+        for index in transactions.indices { converted.append(transactions[index].transactionMetrics) }
+        return TaskMetrics(
+            taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
+            redirectCount: redirectCount,
+            transactionMetrics: converted)
     }
 }
 

@@ -134,6 +134,14 @@ package enum EngineTurn {
     /// (the closure and its context) per ended transfer.
     package static var isFinishingTransfers: Bool { current?.finishingTransfers ?? false }
 
+    /// Whether `atEnd` would hold work now: on an engine thread (or an
+    /// inline turn) that is not telling ended transfers. Lets a caller
+    /// decide under its own lock that its wake-up waits for the turn's end.
+    package static var holdsWorkForTurnEnd: Bool {
+        guard let state = current else { return false }
+        return !state.finishingTransfers
+    }
+
     /// Which engine thread the caller is, nil off the engine threads.
     static var currentShard: Int? { current?.shard }
 
