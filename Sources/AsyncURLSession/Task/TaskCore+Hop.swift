@@ -196,11 +196,8 @@ extension TaskCore {
             if let cancellation = guarded.pipeline.isCanceling ? guarded.pipeline.cancellation : nil {
                 end = .failure(cancellation)
             }
-            if guarded.responseHandlersRunning {
-                // The response is not published yet: end after it.
-                guarded.pendingHopEnd = end
-                return nil
-            }
+            // The response is not published yet: end after it.
+            if guarded.publication.hopEnded(end) == .heldUntilPublished { return nil }
             // The common end (a success with nothing held, cached, written
             // to a file or waited for) is read here, in the same lock
             // acquisition: `endPlainly` then needs one more, to finish.
@@ -301,7 +298,7 @@ extension TaskCore {
         let decision = makeResponseDecision()
         guarded.withLock { guarded in
             guarded.pipeline.closeBodyGate()
-            guarded.responseHandlersRunning = true
+            guarded.publication.handlersStarted()
         }
         askHandlers(decision) { handler, task in
             guard let response = source.response else { return }
@@ -358,15 +355,9 @@ extension TaskCore {
                 if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
             }
             Self.updateProgress(&guarded)
-            if afterHandlers {
-                guarded.responseHandlersRunning = false
-                if guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.exchange }
-            }
+            if afterHandlers, guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.exchange }
             // A hop that ended before (or as) its response was published.
-            if let end = guarded.pendingHopEnd {
-                guarded.pendingHopEnd = nil
-                result.pendingEnd = (end, guarded.hop.held)
-            }
+            if let end = guarded.publication.published() { result.pendingEnd = (end, guarded.hop.held) }
             result.collecting = guarded.pipeline.consumer != .events
             return result
         }

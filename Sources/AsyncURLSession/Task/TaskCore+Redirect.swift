@@ -49,7 +49,7 @@ extension TaskCore {
         }
         guarded.withLock { guarded in
             guarded.hop.releaseHeld()
-            guarded.pendingHopEnd = .success
+            guarded.publication.endAfterPublishing()
         }
         deliverFinalResponse(held.response, heldBody: held.body)
     }

@@ -97,10 +97,9 @@ final class TaskCore: Sendable {
         }
         /// The public task, for handler calls. Weak: the task owns this core.
         weak var owner: SessionTask?
-        /// Response handlers are deciding: the response is not published yet.
-        var responseHandlersRunning = false
-        /// A hop that ended while response handlers were still deciding.
-        var pendingHopEnd: HopEnd?
+        /// The final response while handlers decide on it, and a hop end
+        /// that waits for it to be published.
+        var publication = ResponsePublication()
         /// Retries made while waiting for connectivity (0: never waited).
         var connectivityRetries = 0
         /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
