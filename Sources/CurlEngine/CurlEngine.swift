@@ -49,22 +49,6 @@ package struct TransferID: Hashable, Sendable {
 
     var shard: Int { Int(rawValue & CurlEngine.shardMask) }
 
-    /// An id for an exchange answered without the engine (a cached
-    /// response, a test stub): the top bit tells it apart, so the task's
-    /// "is this my current hop" checks work alike for both kinds, and
-    /// the engine is never asked about it.
-    package static func local() -> TransferID {
-        TransferID(rawValue: localBit | nextLocalSerial.wrappingAdd(1, ordering: .relaxed).oldValue)
-    }
-
-    package var isLocal: Bool { rawValue & Self.localBit != 0 }
-
-    private static let localBit: UInt64 = 1 << 63
-    private static let nextLocalSerial = Atomic<UInt64>(1)
-
-    private init(rawValue: UInt64) {
-        self.rawValue = rawValue
-    }
 }
 
 /// Options that apply to a whole engine session (its multi handle).
@@ -184,7 +168,6 @@ package final class CurlEngine: Sendable {
     /// `id` in flight, waits for it on the calling thread, for a bounded
     /// time, until `isDone()` (see `InlineWait`). Returns at once otherwise.
     package func waitInline(for id: TransferID, until isDone: () -> Bool) {
-        guard !id.isLocal else { return }
         let commands = shards[id.shard].commands
         // The hint first: while several transfers run, a park costs one atomic load.
         guard commands.mayWaitInline(for: id), EngineTurn.current == nil, !MainThreadCheck.isMainThread else { return }

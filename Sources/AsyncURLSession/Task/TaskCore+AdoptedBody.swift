@@ -22,7 +22,7 @@ extension TaskCore {
         case abort(URLError)
     }
 
-    func adoptDownloadBody(_ source: URL, length: Int64, id: TransferID) -> AdoptedBody {
+    func adoptDownloadBody(_ source: URL, length: Int64, id: HopID) -> AdoptedBody {
         let outcome = guarded.withLock { guarded -> AdoptedBody in
             guard guarded.transferID == id else { return .abort(URLError(.cancelled)) }
             guard guarded.hop.held == nil, guarded.hop.cache == nil, var state = guarded.download,
@@ -51,7 +51,7 @@ extension TaskCore {
 
     /// `LocalTransferDelegate`: `adoptDownloadBody`, its progress wake-up
     /// run here, after the lock.
-    func adoptLocalBody(_ source: URL, length: Int64, id: TransferID) -> LocalBodyAdoption {
+    func adoptLocalBody(_ source: URL, length: Int64, id: HopID) -> LocalBodyAdoption {
         switch adoptDownloadBody(source, length: length, id: id) {
         case .adopted(let file, let wake):
             wake?.run(by: self)
@@ -64,7 +64,7 @@ extension TaskCore {
 
     /// How far the body written elsewhere got (`total` of `expected`, -1:
     /// unknown), reported as download progress, throttled as the engine's is.
-    func reportDownloadProgress(total: Int64, expected: Int64, id: TransferID) {
+    func reportDownloadProgress(total: Int64, expected: Int64, id: HopID) {
         let wake = guarded.withLock { guarded -> Wake? in
             guard guarded.transferID == id, var state = guarded.download, state.file != nil, state.requestedOffset == 0
             else { return nil }

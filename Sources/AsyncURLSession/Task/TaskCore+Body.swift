@@ -179,7 +179,8 @@ extension TaskCore {
             guard guarded.pipeline.hopStarting() else { return nil }
             // Made only for a transfer that starts: making one places it on
             // an engine thread.
-            let exchange = EngineExchange(id: engine.makeTransferID(for: url, in: placement), session: context.engineID)
+            let exchange = EngineExchange(
+                transfer: engine.makeTransferID(for: url, in: placement), session: context.engineID)
             guarded.hop = HopState(request: request, credential: credential, proxyCredential: proxyCredential)
             guarded.hop.cache = hopCache
             guarded.exchange = exchange
@@ -192,7 +193,7 @@ extension TaskCore {
         }
         log?.hop(transferRequest.method, url: transferRequest.url, via: "network", headers: transferRequest.headers)
         engine.start(
-            exchange.id, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
+            exchange.transfer, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
             delegate: self)
         if suspended { exchange.suspend() }
         // A cancel() that read this transfer's ID may have queued its stop

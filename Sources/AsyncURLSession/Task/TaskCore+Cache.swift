@@ -75,7 +75,7 @@ extension TaskCore {
 
     /// A final head of a hop with a `HopCache` (under no lock). Returns
     /// false when the head must not be delivered (a 304 that revalidated).
-    func cacheReceivedHead(_ head: borrowing ResponseHead, url: URL, id: TransferID) -> Bool {
+    func cacheReceivedHead(_ head: borrowing ResponseHead, url: URL, id: HopID) -> Bool {
         // Only a head the hop delivers can be stored: a 3xx or 401/407 may
         // be held back (and its body with it), and a multipart stream is
         // never one response.

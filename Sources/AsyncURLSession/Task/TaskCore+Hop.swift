@@ -22,7 +22,7 @@ extension TaskCore {
 
     // MARK: - Engine callbacks (engine thread)
 
-    func hopDidReceiveHead(_ head: consuming ResponseHead, id: TransferID) {
+    func hopDidReceiveHead(_ head: consuming ResponseHead, id: HopID) {
         /// What one lock acquisition learns of the hop (see `HeadCheck`).
         guard let check = guarded.withLock({ guarded -> HeadCheck? in
             guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
@@ -81,7 +81,7 @@ extension TaskCore {
     /// Hop `id`'s exchange ended at `url` (a local responder followed
     /// redirects itself: the background agent): its request names it, so
     /// the response built from the next head, and `currentRequest`, do.
-    func hopMoved(to url: URL, id: TransferID) {
+    func hopMoved(to url: URL, id: HopID) {
         guarded.withLock { guarded in
             guard guarded.transferID == id else { return }
             guarded.hop.request.url = url
@@ -100,7 +100,7 @@ extension TaskCore {
             acceptPolicy: configuration.httpCookieAcceptPolicy)
     }
 
-    func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: TransferID) -> BodyVerdict {
+    func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: HopID) -> BodyVerdict {
         enum Outcome {
             case verdict(BodyVerdict, Wake?)
             case release(HTTPURLResponse, Data)
@@ -162,7 +162,7 @@ extension TaskCore {
         }
     }
 
-    func hopDidComplete(_ outcome: TransferOutcome, id: TransferID) {
+    func hopDidComplete(_ outcome: TransferOutcome, id: HopID) {
         var current = false
         var plainEnd: PlainEnd?
         let next = guarded.withLock { guarded -> (HopEnd, HopState.Held?)? in

@@ -16,7 +16,7 @@ struct MultipartState {
 /// consumers of data tasks; data(for:) and downloads get the raw body.
 extension TaskCore {
     /// Starts splitting parts if the response calls for it. Returns whether it did.
-    func startMultipart(_ source: ResponseSource, id: TransferID) -> Bool {
+    func startMultipart(_ source: ResponseSource, id: HopID) -> Bool {
         // The cheap test first, made while the head was parsed: parsing every
         // response's Content-Type cost about 4% of a small request, and
         // even reading it as a String about 1%.

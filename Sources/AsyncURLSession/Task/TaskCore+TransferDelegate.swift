@@ -1,20 +1,36 @@
 internal import CurlEngine
 import Foundation
 
-/// A task is the engine's delegate for each of its hops. Every call names
-/// its transfer, so a late call from a hop the task has already left is
-/// ignored (`hopDid…` compare it with `Guarded.transferID`). Until November
-/// 2026 an object per hop carried that id: one more allocation per request.
+/// A task is the engine's delegate for each of its hops on the wire: each
+/// call is forwarded to the task's `HopDelegate` side, which any exchange
+/// (the engine's or a local one) reports to, naming the hop by `HopID`. A
+/// late call from a hop the task has already left is ignored there (`hopDid…`
+/// compare it with `Guarded.transferID`). Until November 2026 an object per
+/// hop carried that id: one more allocation per request.
 extension TaskCore: TransferDelegate {
     func transferDidReceiveHead(_ head: consuming ResponseHead, of id: TransferID) {
-        hopDidReceiveHead(head, id: id)
+        hopDidReceiveHead(head, id: .engine(id))
     }
 
     func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> BodyVerdict {
-        hopDidReceiveBody(bytes, id: id)
+        hopDidReceiveBody(bytes, id: .engine(id))
     }
 
     func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {
+        hopDidSendBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, id: .engine(id))
+    }
+
+    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
+        hopDidComplete(outcome, id: .engine(id))
+    }
+
+    func transferDidReceiveInformationalHead(_ head: consuming ResponseHead, of id: TransferID) {
+        hopDidReceiveInformationalHead(head, id: .engine(id))
+    }
+}
+
+extension TaskCore {
+    func hopDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, id: HopID) {
         let now = DispatchTime.now().uptimeNanoseconds
         let wake = guarded.withLock { guarded -> Wake? in
             guard guarded.transferID == id else { return nil }
@@ -26,13 +42,9 @@ extension TaskCore: TransferDelegate {
         wake?.run(by: self)
     }
 
-    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
-        hopDidComplete(outcome, id: id)
-    }
-
     /// A 1xx (103 Early Hints, ...) before the final response: an event for
     /// an events consumer; nobody else asks for it, so nothing is built then.
-    func transferDidReceiveInformationalHead(_ head: consuming ResponseHead, of id: TransferID) {
+    func hopDidReceiveInformationalHead(_ head: consuming ResponseHead, id: HopID) {
         let url = guarded.withLock { guarded -> URL? in
             guard guarded.transferID == id, guarded.pipeline.consumer == .events else { return nil }
             return guarded.hop.request.url

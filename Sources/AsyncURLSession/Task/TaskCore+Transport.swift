@@ -11,7 +11,7 @@ extension TaskCore: LocalTransferDelegate {
         _ request: URLRequest, responder: any LocalResponder, cache: HopCache?,
         local: LocalRequest? = nil, credential: HopCredential? = nil, expectedToSend: Int64 = 0
     ) {
-        let id = TransferID.local()
+        let id = HopID.local()
         let transfer = LocalTransfer(id: id, delegate: self, fetchType: responder.fetchType)
         let started = guarded.withLock { guarded -> Bool? in
             guard guarded.pipeline.hopStarting() else { return nil }

@@ -44,7 +44,7 @@ final class TaskCore: Sendable {
         var exchange: (any HopExchange)?
         /// The current hop's id: callbacks of a hop the task has left are
         /// told from the current one by it.
-        var transferID: TransferID? { exchange?.id }
+        var transferID: HopID? { exchange?.id }
         var redirectCount = 0
         var transactions: [PendingTransaction] = []
         /// Failed attempts per protection space (URLAuthenticationChallenge's previousFailureCount).

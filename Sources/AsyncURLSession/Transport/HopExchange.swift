@@ -8,14 +8,15 @@ import FoundationNetworking
 /// engine (`EngineExchange`, a libcurl transfer) or a responder that is not
 /// the network (`LocalTransfer`: a stub, a URLProtocol class, the response
 /// cache's replay, the background agent). Both report back through the
-/// task's `TransferDelegate` methods, naming the hop by `id`; the task
-/// steers the hop through this protocol and never asks which kind it has.
+/// task's `HopDelegate` methods (the engine through its `TransferDelegate`,
+/// which the task forwards), naming the hop by `id`; the task steers the
+/// hop through this protocol and never asks which kind it has.
 ///
 /// Never call these under the task's lock: a local transfer takes its own.
 protocol HopExchange: Sendable {
     /// Names the hop in the delegate calls it makes, so a late call of a
     /// hop the task has left is told from the current one.
-    var id: TransferID { get }
+    var id: HopID { get }
     /// Where the answer comes from, for the hop's metrics.
     var fetchType: TransactionMetrics.FetchType { get }
     /// Both directions paused (`SessionTask.suspend()`).
@@ -37,15 +38,16 @@ protocol HopExchange: Sendable {
 /// A hop on the wire: an engine transfer. Two words, so a task holds it in
 /// its `any HopExchange` without allocating.
 struct EngineExchange: HopExchange {
-    let id: TransferID
+    let transfer: TransferID
     let session: EngineSessionID
 
+    var id: HopID { .engine(transfer) }
     var fetchType: TransactionMetrics.FetchType { .networkLoad }
-    func suspend() { CurlEngine.shared.suspend(id, in: session) }
-    func resume() { CurlEngine.shared.resume(id, in: session) }
-    func resumeReceiving() { CurlEngine.shared.resumeReceiving(id, in: session) }
-    func cancel(error: URLError) { CurlEngine.shared.cancel(id, in: session, error: error) }
-    func waitInline(until isDone: () -> Bool) { CurlEngine.shared.waitInline(for: id, until: isDone) }
+    func suspend() { CurlEngine.shared.suspend(transfer, in: session) }
+    func resume() { CurlEngine.shared.resume(transfer, in: session) }
+    func resumeReceiving() { CurlEngine.shared.resumeReceiving(transfer, in: session) }
+    func cancel(error: URLError) { CurlEngine.shared.cancel(transfer, in: session, error: error) }
+    func waitInline(until isDone: () -> Bool) { CurlEngine.shared.waitInline(for: transfer, until: isDone) }
     func reportSent(_ sent: Int64, expected: Int64) {}
 }
 
@@ -53,16 +55,30 @@ extension LocalTransfer: HopExchange {
     func waitInline(until isDone: () -> Bool) {}
 }
 
+/// What any hop's exchange tells its task: the same calls as the engine's
+/// `TransferDelegate`, naming the hop by `HopID`.
+protocol HopDelegate: AnyObject, Sendable {
+    /// A 1xx (103 Early Hints, ...) before the final response.
+    func hopDidReceiveInformationalHead(_ head: consuming ResponseHead, id: HopID)
+    func hopDidReceiveHead(_ head: consuming ResponseHead, id: HopID)
+    func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: HopID) -> BodyVerdict
+    func hopDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, id: HopID)
+    func hopDidComplete(_ outcome: TransferOutcome, id: HopID)
+}
+
 /// What a hop answered without the network asks of its task beyond what an
-/// engine transfer does: its responder's own challenge, and a body written
-/// to a file elsewhere (the background agent's downloads).
-protocol LocalTransferDelegate: TransferDelegate {
+/// engine transfer does: its responder's own challenge, a body written to a
+/// file elsewhere (the background agent's downloads), and redirects the
+/// responder followed itself.
+protocol LocalTransferDelegate: HopDelegate {
     /// Offers `decision` as a network 401's would be; the answer settles it.
     func offerLocalChallenge(_ decision: ChallengeDecision)
     /// A download takes the whole file at `source` instead of its bytes.
-    func adoptLocalBody(_ source: URL, length: Int64, id: TransferID) -> LocalBodyAdoption
+    func adoptLocalBody(_ source: URL, length: Int64, id: HopID) -> LocalBodyAdoption
     /// How far a body written elsewhere got, as download progress.
-    func reportDownloadProgress(total: Int64, expected: Int64, id: TransferID)
+    func reportDownloadProgress(total: Int64, expected: Int64, id: HopID)
+    /// The exchange ended at `url`: the responder followed redirects itself.
+    func hopMoved(to url: URL, id: HopID)
 }
 
 /// What became of a body file offered to the task (`adoptLocalBody`).

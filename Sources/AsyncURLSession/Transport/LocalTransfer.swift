@@ -11,7 +11,7 @@ import Synchronization
 /// pause), and one completion, last. Suspend, resume and cancel work as on
 /// the engine's transfers.
 final class LocalTransfer: Sendable {
-    let id: TransferID
+    let id: HopID
     /// Where the answer comes from, for the hop's metrics.
     let fetchType: TransactionMetrics.FetchType
     private let delegate: any LocalTransferDelegate
@@ -39,7 +39,7 @@ final class LocalTransfer: Sendable {
         }
     }
 
-    init(id: TransferID, delegate: any LocalTransferDelegate, fetchType: TransactionMetrics.FetchType) {
+    init(id: HopID, delegate: any LocalTransferDelegate, fetchType: TransactionMetrics.FetchType) {
         self.id = id
         self.fetchType = fetchType
         self.delegate = delegate
@@ -79,7 +79,7 @@ final class LocalTransfer: Sendable {
             metrics.total = Date().timeIntervalSince(fetchStart)
             metrics.responseBodyBytes = writer.bodyBytes
             let error = (stopped ?? failure).map { $0.namingFailingURL(request.url) }
-            delegate.transferDidComplete(TransferOutcome(error: error, metrics: metrics), of: id)
+            delegate.hopDidComplete(TransferOutcome(error: error, metrics: metrics), id: id)
         }
         let idle = idleTimeout > 0 && idleTimeout.isFinite ? idleTimeout : nil
         let resource = resourceTimeout > 0 && resourceTimeout.isFinite ? resourceTimeout : nil
@@ -126,7 +126,7 @@ final class LocalTransfer: Sendable {
     /// Upload progress of the request body the responder reads.
     func reportSent(_ sent: Int64, expected: Int64) {
         noteActivity()
-        delegate.transferDidSendBody(totalBytesSent: sent, totalBytesExpected: expected, of: id)
+        delegate.hopDidSendBody(totalBytesSent: sent, totalBytesExpected: expected, id: id)
     }
 
     private func noteActivity() {
@@ -203,7 +203,7 @@ final class LocalTransfer: Sendable {
 
     func offer(_ piece: Data) async throws(URLError) {
         try await untilTaken { () -> Offered<Void> in
-            switch piece.withUnsafeBytes({ delegate.transferDidReceiveBody($0, of: id) }) {
+            switch piece.withUnsafeBytes({ delegate.hopDidReceiveBody($0, id: id) }) {
             case .accepted: return .taken(())
             case .abort(let error): return .abort(error)
             case .pause: return .pause
@@ -268,19 +268,19 @@ final class LocalTransfer: Sendable {
     /// The exchange ended at `url` (redirects followed by whoever answered
     /// it): the hop's request names it from now on.
     func moveHop(to url: URL) {
-        (delegate as? TaskCore)?.hopMoved(to: url, id: id)
+        delegate.hopMoved(to: url, id: id)
     }
 
     func deliverHead(_ head: consuming ResponseHead) async throws(URLError) {
         try await proceed()
         noteActivity()
-        delegate.transferDidReceiveHead(head, of: id)
+        delegate.hopDidReceiveHead(head, id: id)
     }
 
     func deliverInformationalHead(_ head: consuming ResponseHead) async throws(URLError) {
         try await proceed()
         noteActivity()
-        delegate.transferDidReceiveInformationalHead(head, of: id)
+        delegate.hopDidReceiveInformationalHead(head, id: id)
     }
 
     /// Waits while the task holds the hop back (paused or suspended): no
