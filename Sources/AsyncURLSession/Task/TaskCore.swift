@@ -100,8 +100,8 @@ final class TaskCore: Sendable {
         /// The final response while handlers decide on it, and a hop end
         /// that waits for it to be published.
         var publication = ResponsePublication()
-        /// Retries made while waiting for connectivity (0: never waited).
-        var connectivityRetries = 0
+        /// Tries made while waiting for connectivity (`waitsForConnectivity`).
+        var connectivity = ConnectivityRetry()
         /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
         var usedRequestBodyStream = false
         /// Set for download tasks (from the start, or after `becomeDownload`).
