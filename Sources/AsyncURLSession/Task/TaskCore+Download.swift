@@ -7,19 +7,6 @@ import FoundationNetworking
 import Glibc
 #endif
 
-/// A download's file and what it knows about the body it holds.
-struct DownloadState {
-    var file: DownloadFile?
-    /// The finished file, handed to the consumer.
-    var finishedURL: URL?
-    var throttle = ProgressThrottle()
-    /// Range start asked for (a download from resume data), else 0.
-    var requestedOffset: Int64 = 0
-    var entityTag: String?
-    var lastModified: String?
-
-    var hasValidator: Bool { entityTag != nil || lastModified != nil }
-}
 
 extension TaskCore {
     var downloadDirectory: DownloadDirectory {
@@ -57,30 +44,15 @@ extension TaskCore {
     func downloadResponseArrived(_ response: HTTPURLResponse, in guarded: inout Guarded) -> TaskEvent? {
         guard var state = guarded.download, let file = state.file else { return nil }
         let validator = ResumeData.validator(of: response)
-        if validator.entityTag != nil || validator.lastModified != nil {
-            state.entityTag = validator.entityTag
-            state.lastModified = validator.lastModified
-        }
-        var resumedEvent: TaskEvent?
-        let length = response.expectedContentLength
-        var offset: Int64 = 0
-        var expectedTotal = length
-        if state.requestedOffset > 0 {
-            if response.statusCode == 206, let range = ContentRange(response), range.start == state.requestedOffset {
-                offset = state.requestedOffset
-                expectedTotal = range.total ?? (length >= 0 ? offset + length : -1)
-            } else {
-                // The validator changed or the server ignored the range: the
-                // whole body comes again, from zero.
-                file.truncate(to: 0)
-            }
-            resumedEvent = .resumed(offset: offset, expectedTotal: expectedTotal)
-        }
-        state.throttle = ProgressThrottle(startingAt: offset)
+        let continuation = state.responseArrived(
+            statusCode: response.statusCode, contentRange: ContentRange(response),
+            expectedContentLength: response.expectedContentLength,
+            entityTag: validator.entityTag, lastModified: validator.lastModified)
         guarded.download = state
-        guarded.pipeline.resumedAt(offset: offset)
-        guarded.pipeline.expectedTotalOverride = expectedTotal
-        return resumedEvent
+        if continuation.restartsFile { file.truncate(to: 0) }
+        guarded.pipeline.resumedAt(offset: continuation.offset)
+        guarded.pipeline.expectedTotalOverride = continuation.expectedTotal
+        return continuation.resumedEvent
     }
 
     /// Body bytes of a download: written to its file (engine thread, under the lock).
@@ -182,10 +154,7 @@ extension TaskCore {
     func finishDownload(error: URLError?, then: @escaping @Sendable (URLError?) -> Void) {
         guard let file = guarded.withLock({ $0.download?.file }) else {
             // Not a download, or finished already: only waiters to answer.
-            let waiters = guarded.withLock { guarded in
-                defer { guarded.resumeDataWaiters = [] }
-                return guarded.resumeDataWaiters
-            }
+            let waiters = guarded.withLock { $0.resumeData.takeWaiters() }
             for waiter in waiters { waiter.resume(returning: nil) }
             then(error)
             return
@@ -198,8 +167,7 @@ extension TaskCore {
     private func finishDownloadAfterFlush(error: URLError?) -> URLError? {
         let (result, waiters, resumeData, wake) = guarded.withLock {
             guarded -> (URLError?, [CheckedContinuation<Data?, Never>], Data?, Wake?) in
-            let waiters = guarded.resumeDataWaiters
-            guarded.resumeDataWaiters = []
+            let waiters = guarded.resumeData.takeWaiters()
             guard var state = guarded.download, let file = state.file else { return (error, waiters, nil, nil) }
             state.file = nil
             defer { guarded.download = state }
@@ -219,7 +187,7 @@ extension TaskCore {
                 if wake == nil { wake = Self.wake(for: delivery, in: &guarded) }
                 return (nil, waiters, nil, wake)
             }
-            let resumable = guarded.wantsResumeData || Self.canResume(after: error)
+            let resumable = guarded.resumeData.isWanted || Self.canResume(after: error)
             guard resumable, file.size > 0, state.hasValidator,
                 let data = makeResumeData(file: file, state: state, request: guarded.hop.request)
             else {
@@ -261,8 +229,7 @@ extension TaskCore {
         await withCheckedContinuation { continuation in
             let over = guarded.withLock { guarded -> Bool in
                 guard guarded.pipeline.end == nil else { return true }
-                guarded.wantsResumeData = true
-                guarded.resumeDataWaiters.append(continuation)
+                guarded.resumeData.ask(continuation)
                 return false
             }
             if over {
@@ -282,24 +249,5 @@ extension TaskCore {
             }
             return (url, response)
         }
-    }
-}
-
-/// `Content-Range: bytes a-b/total` (RFC 9110 §14.4).
-struct ContentRange {
-    var start: Int64
-    var end: Int64
-    var total: Int64?
-
-    init?(_ response: HTTPURLResponse) {
-        guard let value = response.value(forHTTPHeaderField: "Content-Range") else { return nil }
-        let parts = value.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bytes" else { return nil }
-        let rangeAndTotal = parts[1].split(separator: "/", maxSplits: 1)
-        let bounds = rangeAndTotal[0].split(separator: "-", maxSplits: 1)
-        guard bounds.count == 2, let start = Int64(bounds[0]), let end = Int64(bounds[1]), start <= end else { return nil }
-        self.start = start
-        self.end = end
-        total = rangeAndTotal.count == 2 ? Int64(rangeAndTotal[1]) : nil
     }
 }

@@ -202,7 +202,7 @@ extension TaskCore {
             // to a file or waited for) is read here, in the same lock
             // acquisition: `endPlainly` then needs one more, to finish.
             if case .success = end, guarded.hop.held == nil, guarded.hop.cache == nil, guarded.download == nil,
-                guarded.resumeDataWaiters.isEmpty
+                guarded.resumeData.isEmpty
             {
                 let readable = metricsReadable(guarded)
                 plainEnd = PlainEnd(

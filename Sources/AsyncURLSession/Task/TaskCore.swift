@@ -112,8 +112,7 @@ final class TaskCore: Sendable {
         /// Set while a multipart/x-mixed-replace body is split into parts.
         var multipart: MultipartState?
         /// `cancelByProducingResumeData()` callers waiting for the end.
-        var resumeDataWaiters: [CheckedContinuation<Data?, Never>] = []
-        var wantsResumeData = false
+        var resumeData = ResumeDataRequests()
         var kind: TaskKind
     }
 
@@ -167,7 +166,7 @@ final class TaskCore: Sendable {
         // A downloaded file nobody pulled past, or a download never finished.
         guarded.withLock { guarded in
             if let url = guarded.fileToDeleteOnNextPull { unlink(url.path) }
-            if let file = guarded.download?.file, !guarded.wantsResumeData { file.remove() }
+            if let file = guarded.download?.file, !guarded.resumeData.isWanted { file.remove() }
         }
     }
 
