@@ -100,6 +100,16 @@ static inline CURLcode ccurl_easy_setopt_closesocket_function(CURL *easy, ccurl_
     return curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, callback);
 }
 
+/// Called once a transfer has its connection, new or reused, before its
+/// request goes out (CURLOPT_PREREQFUNCTION, 7.80): the engine counts the
+/// transfers still waiting for one (pool metrics, only when a session has
+/// them). Return CURL_PREREQFUNC_OK.
+typedef int (*ccurl_prereq_callback)(void *clientp, char *primary_ip, char *local_ip, int primary_port, int local_port);
+
+static inline CURLcode ccurl_easy_setopt_prereq_function(CURL *easy, ccurl_prereq_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, callback);
+}
+
 // MARK: - Easy handle information
 
 static inline CURLcode ccurl_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {

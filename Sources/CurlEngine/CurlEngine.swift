@@ -55,8 +55,11 @@ package struct TransferID: Hashable, Sendable {
 package struct EngineSessionOptions: Sendable {
     /// `CURLMOPT_MAX_HOST_CONNECTIONS`; 0 means unlimited.
     package var maximumConnectionsPerHost: Int
-    package init(maximumConnectionsPerHost: Int) {
+    /// Hears the pool's changes (pool metrics); nil: nothing is counted.
+    package var poolObserver: (any ConnectionPoolObserver)?
+    package init(maximumConnectionsPerHost: Int, poolObserver: (any ConnectionPoolObserver)? = nil) {
         self.maximumConnectionsPerHost = maximumConnectionsPerHost
+        self.poolObserver = poolObserver
     }
 
     /// The share of shard `index` out of `count`: the per-host limit is split
@@ -65,7 +68,8 @@ package struct EngineSessionOptions: Sendable {
     func part(_ index: Int, of count: Int) -> EngineSessionOptions {
         let limit = maximumConnectionsPerHost
         guard limit > 0, count > 1 else { return self }
-        return EngineSessionOptions(maximumConnectionsPerHost: limit / count + (index < limit % count ? 1 : 0))
+        return EngineSessionOptions(
+            maximumConnectionsPerHost: limit / count + (index < limit % count ? 1 : 0), poolObserver: poolObserver)
     }
 }
 

@@ -69,13 +69,7 @@ final class TaskObservation: Sendable {
                 (tracer, instrument) = (found is NoOpTracer ? nil : found, global)
             }
         }
-        let factory: (any MetricsFactory)?
-        if let configured = configuration.metricsFactory {
-            factory = configured
-        } else {
-            let global = MetricsSystem.factory
-            factory = global is NOOPMetricsHandler ? nil : global
-        }
+        let factory = metricsFactory(for: configuration)
         guard instrument != nil || factory != nil else { return nil }
         return TaskObservation(
             configuration: configuration, request: request, tracer: tracer, instrument: instrument, factory: factory)
@@ -98,6 +92,14 @@ final class TaskObservation: Sendable {
                 method: Self.knownMethods.contains(method) ? method : "_OTHER",
                 scheme: url?.scheme?.lowercased() ?? "", host: configuration.metricsIncludeHost ? url?.host : nil)
         }
+    }
+
+    /// The configuration's metrics factory, else the bound or bootstrapped
+    /// one unless that is swift-metrics' no-op; nil when none is in use.
+    static func metricsFactory(for configuration: SessionConfiguration) -> (any MetricsFactory)? {
+        if let configured = configuration.metricsFactory { return configured }
+        let global = MetricsSystem.factory
+        return global is NOOPMetricsHandler ? nil : global
     }
 
     static let knownMethods: Set<String> = [

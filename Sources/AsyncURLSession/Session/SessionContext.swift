@@ -65,7 +65,9 @@ final class SessionContext: Sendable {
             background = nil
             localTransport = configuration.localTransport
         }
-        let options = EngineSessionOptions(maximumConnectionsPerHost: max(0, configuration.httpMaximumConnectionsPerHost))
+        let options = EngineSessionOptions(
+            maximumConnectionsPerHost: max(0, configuration.httpMaximumConnectionsPerHost),
+            poolObserver: PoolMetrics.make(for: configuration))
         placement = CurlEngine.shared.makeSession(options: options)
         engineID = placement.session
         CurlEngine.shared.openSession(engineID, options: options)

@@ -27,6 +27,10 @@ final class EasyHandle {
 
     /// Whether `SocketHooks` are set (a reset clears them).
     @exclusivity(unchecked) var socketHooksInstalled = false
+    /// What the counting socket hooks' data points to (a session's
+    /// `ConnectionPoolTally`), kept while libcurl may call them: a
+    /// connection is closed with the hooks of the handle that opened it.
+    @exclusivity(unchecked) var socketHookOwner: AnyObject?
 
     /// The response-head buffers the handle's transfers reuse (see `HeadBuffers`).
     @exclusivity(unchecked) var headBuffers = HeadBuffers()

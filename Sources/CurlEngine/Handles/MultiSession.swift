@@ -14,6 +14,9 @@ final class MultiSession {
     let epollFD: Int32
     /// The engine thread's record of parked numbers, shared by its sessions.
     let claims: ParkedSocketClaims
+    /// The session's pool metrics on this thread; nil (the default) when it
+    /// has none, and then nothing counts.
+    let poolTally: ConnectionPoolTally?
     /// When libcurl wants `socket_action(TIMEOUT)`, in monotonic nanoseconds.
     @exclusivity(unchecked) var timerDeadline: UInt64?
     @exclusivity(unchecked) var transfers: [TransferID: Transfer] = [:]
@@ -30,7 +33,8 @@ final class MultiSession {
     static let idleConnectionCacheSize = 1024
 
     init?(
-        id: EngineSessionID, tag: UInt32, epollFD: Int32, claims: ParkedSocketClaims, options: EngineSessionOptions
+        id: EngineSessionID, tag: UInt32, epollFD: Int32, claims: ParkedSocketClaims, options: EngineSessionOptions,
+        pendingPoolChanges: PendingPoolChanges = PendingPoolChanges()
     ) {
         guard let multi = curl_multi_init() else { return nil }
         self.id = id
@@ -38,6 +42,9 @@ final class MultiSession {
         self.raw = multi
         self.epollFD = epollFD
         self.claims = claims
+        poolTally = options.poolObserver.map {
+            ConnectionPoolTally(observer: $0, claims: claims, pending: pendingPoolChanges)
+        }
         // A share handle is the only way to resume TLS sessions across the easy
         // handles of one session (LIBCURL-NOTES §1). Everything runs on the
         // engine thread, so it needs no lock callbacks.
@@ -85,7 +92,13 @@ final class MultiSession {
         }
         guard let handle = idleHandles.popLast() ?? EasyHandle() else { return nil }
         if handle.holdsAShape { handle.reset() }
-        if !handle.socketHooksInstalled { SocketHooks.install(on: handle, claims: claims) }
+        if !handle.socketHooksInstalled {
+            if let poolTally {
+                SocketHooks.install(on: handle, counting: poolTally)
+            } else {
+                SocketHooks.install(on: handle, claims: claims)
+            }
+        }
         return handle
     }
 
@@ -129,8 +142,9 @@ final class MultiSession {
 
     // MARK: Callback bodies
 
-    func watch(socket: Int32, what: Int32, registered: UnsafeMutableRawPointer?) {
+    func watch(socket: Int32, what: Int32, registered: UnsafeMutableRawPointer?, easy: UnsafeMutableRawPointer? = nil) {
         if what == Int32(CURL_POLL_REMOVE) {
+            poolTally?.letGo(socket, easy: easy, in: transfers)
             // Parked, not deleted: libcurl lets go of a keep-alive connection's
             // socket when its transfer ends and asks for it again when the
             // next transfer reuses the connection, a DEL and an ADD per
@@ -153,6 +167,7 @@ final class MultiSession {
         if what & Int32(CURL_POLL_IN) != 0 { events |= EPOLLIN.rawValue }
         if what & Int32(CURL_POLL_OUT) != 0 { events |= EPOLLOUT.rawValue }
         watchedSockets[socket] = events
+        poolTally?.watching(socket)
         // Level-triggered on purpose: edge-triggered is an open TODO in libcurl.
         // A parked socket is still in the set (unless it was closed and its
         // number reused: then MOD fails and ADD follows).
@@ -219,9 +234,9 @@ final class MultiSession {
 
 // Trampolines: userp is the unretained MultiSession, alive until curl_multi_cleanup
 // (so no retain around the call: `_withUnsafeGuaranteedRef`).
-private let multiSocketCallback: ccurl_socket_callback = { _, socket, what, userp, socketp in
+private let multiSocketCallback: ccurl_socket_callback = { easy, socket, what, userp, socketp in
     Unmanaged<MultiSession>.fromOpaque(userp!)._withUnsafeGuaranteedRef {
-        $0.watch(socket: socket, what: what, registered: socketp)
+        $0.watch(socket: socket, what: what, registered: socketp, easy: easy)
     }
     return 0
 }

@@ -56,6 +56,8 @@ final class EngineLoop {
     @exclusivity(unchecked) private var streamsBySocket: [Int32: TransferID] = [:]
     /// Which session parked each socket number (see `ParkedSocketClaims`).
     private let parkedClaims = ParkedSocketClaims()
+    /// Sessions' pool metrics with changes to tell (see `PendingPoolChanges`).
+    private let pendingPoolChanges = PendingPoolChanges()
 
     private let executor: EngineExecutor
     /// Held by whichever thread runs a turn (see the type's comment).
@@ -261,6 +263,7 @@ final class EngineLoop {
     /// serves the whole batch. The delay is one turn, and nothing of the
     /// transfer is used after its outcome was taken.
     private func flushCompletions() {
+        if !pendingPoolChanges.tallies.isEmpty { pendingPoolChanges.tell() }
         guard !completedBatch.isEmpty else { return }
         turn.finishingTransfers = true
         defer { turn.finishingTransfers = false }
@@ -449,6 +452,7 @@ final class EngineLoop {
         }
         streams[transfer.id] = (stream, session)
         streamsBySocket[socket] = transfer.id
+        session.poolTally?.streamOpened(socket)
         return true
     }
 
@@ -491,7 +495,9 @@ final class EngineLoop {
         guard sessionsByID[id] == nil else { return }
         let tag = nextTag
         nextTag &+= 1
-        guard let session = MultiSession(id: id, tag: tag, epollFD: epollFD, claims: parkedClaims, options: options)
+        guard let session = MultiSession(
+            id: id, tag: tag, epollFD: epollFD, claims: parkedClaims, options: options,
+            pendingPoolChanges: pendingPoolChanges)
         else { return }
         sessionsByID[id] = session
         sessionsByTag[tag] = session
@@ -547,7 +553,9 @@ final class EngineLoop {
             transfer.releaseResources()
             let reason = String(cString: curl_multi_strerror(added))
             failEarly(.cannotLoadFromNetwork, "libcurl could not start the transfer: \(reason)")
+            return
         }
+        session.poolTally?.added(transfer)
     }
 
     // MARK: Completion
@@ -585,6 +593,7 @@ final class EngineLoop {
     }
 
     private func finish(_ transfer: Transfer, in session: MultiSession, outcome: consuming TransferOutcome) {
+        session.poolTally?.ended(transfer)
         if transfer.request.connectOnly, outcome.error == nil, !transfer.discarding {
             // Connected: the handle stays in the multi as a raw stream's.
             session.transfers[transfer.id] = nil

@@ -63,6 +63,10 @@ final class Transfer {
     /// The whole response arrived while the request body still streamed:
     /// the transfer was stopped there, and ended well.
     @exclusivity(unchecked) var respondedBeforeUploadEnded = false
+    /// The session's pool metrics, when it has them (see `ConnectionPoolTally`).
+    @exclusivity(unchecked) var poolTally: ConnectionPoolTally?
+    /// Counted as waiting for a connection (pool metrics only).
+    @exclusivity(unchecked) var awaitsConnection = false
     /// Monotonic nanoseconds of the last byte moved, for the idle timeout.
     @exclusivity(unchecked) var lastActivity: UInt64
 
