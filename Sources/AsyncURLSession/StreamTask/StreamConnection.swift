@@ -266,8 +266,11 @@ extension RawConnection where Client == ByteStreamClient {
             guarded.state.writeClosed = true
             return (guarded.machine.transferID, ByteStreamClient.report(.writeClosed, &guarded))
         }
-        if let id { engine.closeStreamForWriting(id) }
+        // Told before the FIN goes: the peer may close at once, and the
+        // engine thread would then tell the end before this thread told
+        // the write side's close.
         report?()
+        if let id { engine.closeStreamForWriting(id) }
     }
 
     func closeRead() {
@@ -286,8 +289,11 @@ extension RawConnection where Client == ByteStreamClient {
     }
 
     func cancel() {
-        cancelTransfer(guarded.withLock { $0.machine.transferID })
+        // Ended before the engine is told: once told, it may close the
+        // stream and report a clean end from its thread first.
+        let id = guarded.withLock { $0.machine.transferID }
         end(URLError.make(.cancelled, url: client.url, reason: "cancelled"))
+        cancelTransfer(id)
     }
 }
 
