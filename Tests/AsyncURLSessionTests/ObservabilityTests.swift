@@ -7,6 +7,7 @@ import LoopbackServer
 import Metrics
 import MetricsTestKit
 import ServiceContextModule
+import Synchronization
 import Testing
 import Tracing
 
@@ -90,6 +91,78 @@ import Tracing
             #expect(Self.attempts(span).count == 1)
             #expect(span.status?.code != .error)
             #expect(observed.counter("requests.started", [("method", "GET"), ("scheme", "ws")]) == 1)
+        }
+    }
+
+    /// A hand-written HTTP/1.1 request the server answers and then closes.
+    private static func closingRequest(_ path: String) -> Data {
+        Data("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+    }
+
+    /// Reads `stream` until the peer closes it (bounded).
+    private static func readToEnd(_ stream: StreamTask) async throws -> Data {
+        var all = Data()
+        for _ in 0..<10_000 {
+            let (data, atEOF) = try await stream.read(minLength: 1, maxLength: 65536, timeout: scaledTimeout(10))
+            all.append(data)
+            if atEOF { break }
+        }
+        return all
+    }
+
+    /// Waits (bounded) until the tracer has a finished client span.
+    private static func waitForAClientSpan(_ tracer: InMemoryTracer) async throws {
+        for _ in 0..<500 where !tracer.finishedSpans.contains(where: { $0.kind == .client }) {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test func streamTask_isOneClientSpan_fromItsConnectionToItsEnd_underTheCallersSpan() async throws {
+        let observed = Observed()
+        try await withServer { server in
+            let session = Session(configuration: observed.configuration())
+            let stream = session.streamTask(withHostName: "127.0.0.1", port: server.port)
+            stream.resume()
+            let parent = try await observed.tracer.withSpan("caller") { span in
+                // The first write opens the connection: the span starts there.
+                try await stream.write(Self.closingRequest("/bytes/10"), timeout: scaledTimeout(10))
+                return span.spanID
+            }
+            let response = try await Self.readToEnd(stream)
+            #expect(response.suffix(10) == LoopbackServer.patternBody(count: 10))
+            try await Self.waitForAClientSpan(observed.tracer)
+            let span = try observed.clientSpan()
+            #expect(span.operationName == "stream")
+            #expect(span.parentSpanID == parent)
+            #expect(Self.string(span, "server.address") == "127.0.0.1")
+            #expect(Self.int(span, "server.port") == Int64(server.port))
+            #expect(Self.string(span, "network.transport") == "tcp")
+            #expect(span.attributes["asyncurlsession.tls"]?.toSpanAttribute() == .bool(false))
+            #expect(span.status == nil)
+            // Bytes, not an HTTP request: not in the request metrics.
+            #expect(observed.metrics.counters.isEmpty)
+        }
+    }
+
+    @Test func streamTask_observedLaterByItsUser_stillEndsItsSpan() async throws {
+        let observed = Observed()
+        try await withServer { server in
+            let stream = Session(configuration: observed.configuration())
+                .streamTask(withHostName: "127.0.0.1", port: server.port)
+            // The request's first half: the server waits for the rest.
+            let request = Self.closingRequest("/bytes/10")
+            let half = request.count / 2
+            try await stream.write(request.prefix(half), timeout: scaledTimeout(10))
+            // Set once the connection (and its span) had started.
+            let ended = Mutex(false)
+            stream.observeLifecycle { event in
+                if case .ended = event { ended.withLock { $0 = true } }
+            }
+            try await stream.write(request.suffix(from: half), timeout: scaledTimeout(10))
+            _ = try await Self.readToEnd(stream)
+            try await Self.waitForAClientSpan(observed.tracer)
+            #expect(try observed.clientSpan().operationName == "stream")
+            #expect(ended.withLock { $0 })
         }
     }
 

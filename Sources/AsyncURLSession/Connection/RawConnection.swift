@@ -78,10 +78,19 @@ protocol RawConnectionClient: Sendable {
     /// The error an ending leaves for callers (nil: a clean end).
     static func error(of ending: Ending) -> URLError?
 
+    /// Once, outside the lock, as the connection starts connecting (not
+    /// again when it reconnects after a TLS challenge): a byte stream starts
+    /// its span here. Nothing by default.
+    func connecting(_ connection: RawConnection<Self>)
+
     func perform(_ effects: Effects, on connection: RawConnection<Self>, id: TransferID)
     func finish(_ effects: EndEffects)
     /// The session is invalidated: end it now.
     func closeForInvalidation(_ connection: RawConnection<Self>)
+}
+
+extension RawConnectionClient {
+    func connecting(_ connection: RawConnection<Self>) {}
 }
 
 /// What `RawConnectionClient.received` decided about reading on.
@@ -112,8 +121,12 @@ struct RawConnectionGuarded<Client: RawConnectionClient>: Sendable {
     /// In the order of their `end`.
     var writers: [RawConnectionWriter] = []
     var nextSerial = 0
-    /// Hears the lifecycle (the classic adapter's delegate calls).
+    /// Hears the lifecycle: the classic adapter's delegate calls (or a
+    /// user's `observeLifecycle`), then the connection's own.
     var observer: (@Sendable (Client.Event) -> Void)?
+    /// The connection's own observer (its span), kept when `observe`
+    /// replaces the other one.
+    var ownObserver: (@Sendable (Client.Event) -> Void)?
 
     /// A serial number for a waiter (to find it again at its timeout).
     mutating func makeSerial() -> Int {
@@ -192,22 +205,30 @@ final class RawConnection<Client: RawConnectionClient>: TransferDelegate, RawStr
     var engine: CurlEngine { CurlEngine.shared }
 
     /// `observer` hears the lifecycle (set it before the connection opens).
+    /// The connection's own observer, if any, still hears it afterwards.
     func observe(_ observer: @escaping @Sendable (Client.Event) -> Void) {
-        guarded.withLock { $0.observer = observer }
+        guarded.withLock { guarded in
+            guarded.observer = Self.chain(observer, then: guarded.ownObserver)
+        }
     }
 
-    /// `observer` hears the lifecycle after the one set before, if any
-    /// (the connection's own span, after the classic adapter's calls).
+    /// The connection's own observer (its span): hears the lifecycle after
+    /// the one `observe` set, whether that was set before or after.
     func addObserver(_ observer: @escaping @Sendable (Client.Event) -> Void) {
         guarded.withLock { guarded in
-            guard let earlier = guarded.observer else {
-                guarded.observer = observer
-                return
-            }
-            guarded.observer = { event in
-                earlier(event)
-                observer(event)
-            }
+            guarded.ownObserver = observer
+            guarded.observer = Self.chain(guarded.observer, then: observer)
+        }
+    }
+
+    private static func chain(
+        _ first: (@Sendable (Client.Event) -> Void)?, then second: (@Sendable (Client.Event) -> Void)?
+    ) -> (@Sendable (Client.Event) -> Void)? {
+        guard let first else { return second }
+        guard let second else { return first }
+        return { event in
+            first(event)
+            second(event)
         }
     }
 
@@ -251,6 +272,7 @@ final class RawConnection<Client: RawConnectionClient>: TransferDelegate, RawStr
         }
         switch start {
         case .start(let id, let prepared):
+            if !reconnecting { client.connecting(self) }
             engine.start(id, in: context.placement, request: prepared, collectsMetrics: false, delegate: self)
         case .badTarget:
             end(Client.failed(client.badTargetError))

@@ -94,6 +94,16 @@ final class TaskObservation: Sendable {
         }
     }
 
+    /// The configuration's tracer, else the bound or bootstrapped one
+    /// unless that is swift-distributed-tracing's no-op; nil when none is in use.
+    static func tracer(for configuration: SessionConfiguration) -> (any Tracer)? {
+        if let configured = configuration.tracer { return configured }
+        let global = InstrumentationSystem.instrument
+        if global is NoOpInstrument || global is NoOpTracer { return nil }
+        let found = InstrumentationSystem.tracer
+        return found is NoOpTracer ? nil : found
+    }
+
     /// The configuration's metrics factory, else the bound or bootstrapped
     /// one unless that is swift-metrics' no-op; nil when none is in use.
     static func metricsFactory(for configuration: SessionConfiguration) -> (any MetricsFactory)? {
