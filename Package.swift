@@ -103,6 +103,8 @@ let package = Package(
                 "AsyncURLSession",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
             ]),
         // Background sessions (issue 32). What programs and the transfer
         // agent share: the agent's per-user folder, peer credentials, the

@@ -2,10 +2,12 @@ import AsyncURLSession
 import AsyncURLSessionOpenAPI
 import Foundation
 import HTTPTypes
+import InMemoryTracing
 import LoopbackServer
 import OpenAPIRuntime
 import Testing
 import TestSupport
+import Tracing
 
 /// The OpenAPI transport against the loopback server, called as a
 /// generated client calls it: `send(_:body:baseURL:operationID:)`.
@@ -34,6 +36,36 @@ import TestSupport
             #expect(streamed.length == .known(300_000))
             let data = try await Data(collecting: streamed, upTo: 1 << 20)
             #expect(data == LoopbackServer.patternBody(count: 300_000))
+        }
+    }
+
+    /// The transport's requests are session tasks: each is the same HTTP
+    /// client span, under the generated client's caller's span.
+    @Test func request_isOneClientSpan_underTheCallersSpan() async throws {
+        try await withServer { server in
+            let tracer = InMemoryTracer()
+            var configuration = SessionConfiguration.ephemeral
+            configuration.timeoutIntervalForRequest = scaledTimeout(20)
+            configuration.tracer = tracer
+            let transport = AsyncURLSessionTransport(configuration: .init(session: Session(configuration: configuration)))
+            let (parent, data) = try await tracer.withSpan("listPets") { span in
+                let (_, body) = try await send("/bytes/100", to: server.baseURL, with: transport)
+                return (span.spanID, try await Data(collecting: try #require(body), upTo: 1 << 20))
+            }
+            #expect(data.count == 100)
+            // The task's span ends with its body, read above.
+            for _ in 0..<500 where tracer.finishedSpans.filter({ $0.kind == .client }).isEmpty {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            let spans = tracer.finishedSpans.filter { $0.kind == .client }
+            try #require(spans.count == 1, "\(spans.map(\.operationName))")
+            let span = spans[0]
+            #expect(span.operationName == "GET")
+            #expect(span.parentSpanID == parent)
+            #expect(span.attributes["http.request.method"]?.toSpanAttribute() == .string("GET"))
+            #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
+            #expect(span.attributes["url.full"]?.toSpanAttribute() == .string(server.url("/bytes/100").absoluteString))
+            #expect(span.status == nil)
         }
     }
 
