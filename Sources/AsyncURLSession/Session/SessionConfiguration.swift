@@ -175,18 +175,23 @@ public struct SessionConfiguration: Sendable {
     public var propagatesTraceContextAcrossOrigins: Bool = false
 
     /// The metrics factory of this session's tasks (swift-metrics): request
-    /// counts, durations, bytes, errors, redirects and cache hits. nil (the
-    /// default): the one bootstrapped with `MetricsSystem.bootstrap`, if
-    /// any. With neither, tasks make no metric, at no cost.
+    /// counts, durations, bytes, errors, redirects and cache hits; and of
+    /// its connection pool: `connections.open`, `connections.idle`,
+    /// `connections.in_use` and `requests.waiting_for_connection` (meters,
+    /// read when the session is made). nil (the default): the one
+    /// bootstrapped with `MetricsSystem.bootstrap`, if any. With neither,
+    /// tasks make no metric and the pool counts nothing, at no cost. See
+    /// "Tracing and metrics" in the README for every name.
     public var metricsFactory: (any MetricsFactory)?
 
     /// The first part of every metric's label: `asyncurlsession` makes
     /// `asyncurlsession.requests.started`, and so on.
     public var metricsPrefix: String = "asyncurlsession"
 
-    /// Whether metrics carry a `host` dimension (the request's host). false
-    /// (the default): method, scheme and status class only, so that a
-    /// client of many hosts does not make a time series per host.
+    /// Whether request metrics carry a `host` dimension (the request's
+    /// host; the pool meters never do). false (the default): method, scheme
+    /// and status class only, so that a client of many hosts does not make
+    /// a time series per host.
     public var metricsIncludeHost: Bool = false
 
     /// Answers the requests it chooses without the network (nil: every
