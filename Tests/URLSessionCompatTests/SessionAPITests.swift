@@ -155,6 +155,12 @@ import URLSessionCompat
         }
     }
 
+    private func liveTaskCount(_ session: URLSession) async -> Int {
+        await withCheckedContinuation { continuation in
+            session.getAllTasks { continuation.resume(returning: $0.count) }
+        }
+    }
+
     /// With no delegate anywhere, `data(for:)` awaits the core itself: its
     /// task has left the session's list by the time the call returns.
     @Test func asyncDataWithoutDelegates_taskIsGoneWhenTheCallReturns() async throws {
@@ -163,10 +169,7 @@ import URLSessionCompat
             let (data, response) = try await session.data(from: server.url("/bytes/300"))
             #expect(data.count == 300)
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
-            let listed = await withCheckedContinuation { continuation in
-                session.getAllTasks { continuation.resume(returning: $0.count) }
-            }
-            #expect(listed == 0)
+            #expect(await liveTaskCount(session) == 0)
             session.invalidateAndCancel()
         }
     }
@@ -187,10 +190,7 @@ import URLSessionCompat
             } catch let error as URLError {
                 #expect(error.code == .cancelled)
             }
-            let listed = await withCheckedContinuation { continuation in
-                session.getAllTasks { continuation.resume(returning: $0.count) }
-            }
-            #expect(listed == 0)
+            #expect(await liveTaskCount(session) == 0)
             session.invalidateAndCancel()
         }
     }
