@@ -130,6 +130,11 @@ struct HopCache {
             data: capture.body, requestDate: requestDate, responseDate: capture.responseDate)
     }
 
+    /// Whether the hop's end has anything for the cache to do: a 304's
+    /// stored response to answer with, or a captured response to offer for
+    /// storing. Most hops (a `no-store` response, nothing stored) have not.
+    var hasWorkAtEnd: Bool { notModified != nil || capture != nil }
+
     mutating func takeNotModified() -> CachedResponse? {
         defer { notModified = nil }
         return notModified

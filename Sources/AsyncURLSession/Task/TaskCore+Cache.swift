@@ -73,30 +73,46 @@ extension TaskCore {
                 + "(returnCacheDataDontLoad or only-if-cached).")
     }
 
-    /// A final head of a hop with a `HopCache` (under no lock). Returns
-    /// false when the head must not be delivered (a 304 that revalidated).
-    func cacheReceivedHead(_ head: borrowing ResponseHead, url: URL, id: HopID) -> Bool {
-        // Only a head the hop delivers can be stored: a 3xx or 401/407 may
-        // be held back (and its body with it), and a multipart stream is
-        // never one response.
-        let mayBeHeld = head.statusCode == 401 || head.statusCode == 407
-            || RedirectPolicy.mayRedirect(head.statusCode) || head.contentTypeIsMultipart
-        let status = head.statusCode
-        let version = head.httpVersion
-        let length = head.contentLength
-        // Copied only when the cache may need them: most responses say
-        // nothing about caching, or say no-store (a few field lookups).
-        let fields = status == 304 || Self.mayDescribeCaching(head)
-            ? CachedHeaderFields(head.fields.lazy.map { ($0.name, $0.value) }) : nil
-        let verdict = guarded.withLock { guarded -> HopCache.HeadVerdict? in
-            guard guarded.transferID == id, var cache = guarded.hop.cache else { return nil }
-            let verdict = cache.receivedHead(
-                statusCode: status, httpVersion: version, fields: fields,
-                contentLength: length, url: url, authenticated: guarded.hop.credential != nil,
-                mayBeHeld: mayBeHeld)
-            guarded.hop.cache = cache
-            return verdict
+    /// What the cache reads of a final head, outside the task's lock.
+    struct CacheHeadInputs {
+        let status: Int
+        let version: String
+        let length: Int64?
+        /// nil when nothing in the head could make it storable.
+        let fields: CachedHeaderFields?
+        /// A 3xx or 401/407 may be held back (and its body with it), and a
+        /// multipart stream is never one response: neither can be stored.
+        let mayBeHeld: Bool
+
+        init(_ head: borrowing ResponseHead) {
+            status = head.statusCode
+            version = head.httpVersion
+            length = head.contentLength
+            mayBeHeld = HopState.mayHold(status: status) || head.contentTypeIsMultipart
+            // Copied only when the cache may need them: most responses say
+            // nothing about caching, or say no-store (a few field lookups).
+            fields = status == 304 || TaskCore.mayDescribeCaching(head)
+                ? CachedHeaderFields(head.fields.lazy.map { ($0.name, $0.value) }) : nil
         }
+    }
+
+    /// Under the lock that checked the hop: the hop's `HopCache` takes the
+    /// head. Nil when the hop has none.
+    static func cacheReceivedHead(
+        _ inputs: CacheHeadInputs, url: URL, in guarded: inout Guarded
+    ) -> HopCache.HeadVerdict? {
+        guard var cache = guarded.hop.cache else { return nil }
+        let verdict = cache.receivedHead(
+            statusCode: inputs.status, httpVersion: inputs.version, fields: inputs.fields,
+            contentLength: inputs.length, url: url, authenticated: guarded.hop.credential != nil,
+            mayBeHeld: inputs.mayBeHeld)
+        guarded.hop.cache = cache
+        return verdict
+    }
+
+    /// Carries out the cache's verdict on a head, after the lock. Returns
+    /// false when the head must not be delivered (a 304 that revalidated).
+    func applyCacheVerdict(_ verdict: HopCache.HeadVerdict?) -> Bool {
         switch verdict {
         case .swallowNotModified?:
             return false
@@ -110,7 +126,7 @@ extension TaskCore {
 
     /// Whether a head has anything that could make it storable: a
     /// Cache-Control without no-store, or Expires, ETag or Last-Modified.
-    private static func mayDescribeCaching(_ head: borrowing ResponseHead) -> Bool {
+    static func mayDescribeCaching(_ head: borrowing ResponseHead) -> Bool {
         if let control = head.fields.value(named: "Cache-Control") {
             return !control.containsIgnoringASCIICase("no-store")
         }

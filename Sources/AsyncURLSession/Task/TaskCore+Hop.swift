@@ -23,15 +23,19 @@ extension TaskCore {
     // MARK: - Engine callbacks (engine thread)
 
     func hopDidReceiveHead(_ head: consuming ResponseHead, id: HopID) {
+        // What the cache needs of the head, read before the lock (only when
+        // the session has a cache at all).
+        let cacheInputs = context.configuration.responseCache == nil ? nil : CacheHeadInputs(head)
         /// What one lock acquisition learns of the hop (see `HeadCheck`).
         guard let check = guarded.withLock({ guarded -> HeadCheck? in
             guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
             var check = HeadCheck(
-                url: url, usesCache: guarded.hop.cache != nil, fromCache: guarded.exchange?.fetchType == .localCache,
-                consumer: PublishedConsumer(guarded))
-            // The common case (no cache, a status never held back) is
-            // decided here: no second acquisition for the verdict.
-            if !check.usesCache, !HopState.mayHold(status: head.statusCode) {
+                url: url, fromCache: guarded.exchange?.fetchType == .localCache, consumer: PublishedConsumer(guarded))
+            if let cacheInputs { check.cacheVerdict = Self.cacheReceivedHead(cacheInputs, url: url, in: &guarded) }
+            // The common case (a status never held back, which the cache
+            // lets through) is decided here: no second acquisition.
+            let cacheLetsThrough = check.cacheVerdict.map { if case .deliver = $0 { true } else { false } } ?? true
+            if cacheLetsThrough, !HopState.mayHold(status: head.statusCode) {
                 check.verdict = guarded.hop.receivedUnholdableHead(ResponseSource(head: copy head, url: url))
             }
             return check
@@ -50,9 +54,9 @@ extension TaskCore {
         }
         log?.response(status: head.statusCode, headers: head.fields)
         observation?.response(status: head.statusCode, httpVersion: head.httpVersion)
+        if check.cacheVerdict != nil, !applyCacheVerdict(check.cacheVerdict) { return }
         var verdict = check.verdict
         if verdict == nil {
-            if check.usesCache, !cacheReceivedHead(head, url: url, id: id) { return }
             // Foundation's HTTPURLResponse is costly to build: never under
             // the lock, and only where it is needed (see ResponseSource).
             let source = ResponseSource(head: head, url: url)
@@ -71,9 +75,10 @@ extension TaskCore {
     /// What `hopDidReceiveHead` reads of the hop under its one lock.
     private struct HeadCheck {
         let url: URL
-        let usesCache: Bool
         let fromCache: Bool
         let consumer: PublishedConsumer
+        /// What the hop's `HopCache` said of the head; nil without one.
+        var cacheVerdict: HopCache.HeadVerdict?
         /// Set when the head could be decided under that lock.
         var verdict: HopState.HeadVerdict?
     }
@@ -201,8 +206,8 @@ extension TaskCore {
             // The common end (a success with nothing held, cached, written
             // to a file or waited for) is read here, in the same lock
             // acquisition: `endPlainly` then needs one more, to finish.
-            if case .success = end, guarded.hop.held == nil, guarded.hop.cache == nil, guarded.download == nil,
-                guarded.resumeData.isEmpty
+            if case .success = end, guarded.hop.held == nil, guarded.hop.cache?.hasWorkAtEnd != true,
+                guarded.download == nil, guarded.resumeData.isEmpty
             {
                 let readable = metricsReadable(guarded)
                 plainEnd = PlainEnd(
