@@ -26,6 +26,8 @@ let oursClassic = Target.Dependency.product(name: "URLSessionCompat", package: "
 let oursAgent = Target.Dependency.product(name: "AsyncURLSessionAgent", package: "AsyncURLSession")
 /// Session and request setup shared by the clients built on the main package.
 let sessionSetup = Target.Dependency.target(name: "BenchSessionSetup")
+/// The count build's tally of our locks, for the clients on our three APIs.
+let lockCount = Target.Dependency.target(name: "BenchLockCount")
 /// The generated OpenAPI client and the workload loop the OpenAPI clients share.
 let openAPIShared = Target.Dependency.target(name: "BenchOpenAPIShared")
 let openAPIOurs = Target.Dependency.product(name: "AsyncURLSessionOpenAPI", package: "AsyncURLSession")
@@ -44,9 +46,9 @@ struct SwiftClient {
 let swiftClients: [SwiftClient] = [
     SwiftClient(name: "bench-foundation", path: "Clients/Foundation", dependencies: [], needsMainPackage: false),
     SwiftClient(name: "bench-ahc", path: "Clients/AHC", dependencies: [ahc, nioCore, nioSSL], needsMainPackage: false),
-    SwiftClient(name: "bench-asyncurlsession-events", path: "Clients/AsyncURLSessionEvents", dependencies: [ours, sessionSetup], needsMainPackage: true),
-    SwiftClient(name: "bench-asyncurlsession-data", path: "Clients/AsyncURLSessionData", dependencies: [ours, sessionSetup], needsMainPackage: true),
-    SwiftClient(name: "bench-urlsessioncompat", path: "Clients/URLSessionCompat", dependencies: [oursClassic], needsMainPackage: true),
+    SwiftClient(name: "bench-asyncurlsession-events", path: "Clients/AsyncURLSessionEvents", dependencies: [ours, sessionSetup, lockCount], needsMainPackage: true),
+    SwiftClient(name: "bench-asyncurlsession-data", path: "Clients/AsyncURLSessionData", dependencies: [ours, sessionSetup, lockCount], needsMainPackage: true),
+    SwiftClient(name: "bench-urlsessioncompat", path: "Clients/URLSessionCompat", dependencies: [oursClassic, lockCount], needsMainPackage: true),
     // The same generated OpenAPI client on three transports (Benchmarks --openapi).
     SwiftClient(
         name: "bench-openapi-asyncurlsession", path: "Clients/OpenAPIAsyncURLSession",
@@ -78,6 +80,9 @@ var dependencies: [Package.Dependency] = [
     // `--feature metrics`: the libraries' in-memory backends.
     .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+    // `Benchmarks --count`: heap allocations counted by this library,
+    // preloaded into each client (LD_PRELOAD), never linked into one.
+    .package(url: "https://github.com/ordo-one/malloc-interposer.git", from: "1.6.1"),
 ]
 if includeAsyncURLSession {
     // The main package, two levels up; named so the identity does not depend on
@@ -108,6 +113,10 @@ let package = Package(
                 "BenchClientSupport",
                 "bench-launch",
                 "bench-rawcurl",
+                // Not called: linked so that `swift run Benchmarks` builds
+                // libMallocInterposerSwift.so beside the clients, for
+                // `--count` to preload into them.
+                .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
             ] + swiftClients.map { .target(name: $0.name) }
                 + (includeAsyncURLSession ? [.target(name: "bench-agent")] : []),
             path: "Harness"
@@ -143,6 +152,9 @@ let package = Package(
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             path: "Clients/AsyncURLSessionShared"),
+        // `OurLocks.acquisitions`: the count build's tally of our locks
+        // (`@_spi(Benchmarks) LockCounting`), nil in ordinary builds.
+        .target(name: "BenchLockCount", dependencies: [ours], path: "Clients/LockCount"),
         // The background transfer agent, beside the clients: the background
         // session of `asyncurlsession-background` (Benchmarks --background)
         // starts it from there. Not a client: the harness never runs it.

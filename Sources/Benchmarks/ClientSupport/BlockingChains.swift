@@ -10,22 +10,37 @@ public enum BlockingChains {
     /// `start(i, done)` starts request i and calls `done` once, from any
     /// thread, with its outcome. Returns `result` with the counts and the
     /// elapsed time filled in, once every thread has finished.
+    /// With `--count-warmup W`, W requests first, then the measured ones
+    /// counted (`CountWindow`, as `BoundedConcurrency.measure`).
     public static func measure(
         client: String, api: String, arguments: ClientArguments,
+        lockAcquisitions: (@Sendable () -> Int)? = nil,
         start: @escaping @Sendable (_ index: Int, _ done: @escaping @Sendable (RequestOutcome) -> Void) -> Void
     ) async -> ClientResult {
         var result = ClientResult(client: client, workload: arguments.workload, api: api)
         result.rssBeforeKiB = ProcessLimits.residentSetKiB()
-        result.requests = arguments.count
-        let indices = IndexDispenser(count: arguments.count)
-        let threads = min(arguments.concurrency, arguments.count)
+        return await CountWindow.measure(arguments: arguments, filling: result, lockAcquisitions: lockAcquisitions) {
+            count, result in
+            await run(count: count, threads: arguments.concurrency, filling: result, start: start)
+        }
+    }
+
+    private static func run(
+        count: Int, threads: Int, filling result: ClientResult,
+        start: @escaping @Sendable (_ index: Int, _ done: @escaping @Sendable (RequestOutcome) -> Void) -> Void
+    ) async -> ClientResult {
+        var result = result
+        result.requests = count
+        let indices = IndexDispenser(count: count)
+        let threads = min(threads, count)
+        let (client, workload, api) = (result.client, result.workload, result.api)
         let clock = ContinuousClock()
         let began = clock.now
         let tally = await withCheckedContinuation { (finished: CheckedContinuation<ClientResult, Never>) in
             let run = BlockingRun(threads: threads, tally: result, finished: finished)
             for _ in 0..<threads {
                 let thread = Thread {
-                    var partial = ClientResult(client: client, workload: arguments.workload, api: api)
+                    var partial = ClientResult(client: client, workload: workload, api: api)
                     let signal = DispatchSemaphore(value: 0)
                     let slot = Mutex<RequestOutcome?>(nil)
                     // Bounded: the dispenser hands out `count` indices in all.
@@ -43,7 +58,7 @@ public enum BlockingChains {
             }
         }
         result = tally
-        result.requests = arguments.count
+        result.requests = count
         let (seconds, attoseconds) = (clock.now - began).components
         result.elapsedSeconds = Double(seconds) + Double(attoseconds) / 1e18
         return result

@@ -30,14 +30,20 @@ public struct RequestOutcome: Sendable {
 public enum BoundedConcurrency {
     /// One client run: the result line for `client` and `api`, the RSS before
     /// any request, then `arguments.count` requests, `arguments.concurrency`
-    /// at a time.
+    /// at a time. With `--count-warmup W`, W requests first, then the
+    /// measured ones counted (`CountWindow`; `lockAcquisitions` reads the
+    /// count build's tally of our locks, nil where there is none).
     public static func measure(
         client: String, api: String, arguments: ClientArguments,
+        lockAcquisitions: (@Sendable () -> Int)? = nil,
         request: @escaping @Sendable (Int) async -> RequestOutcome
     ) async -> ClientResult {
         var result = ClientResult(client: client, workload: arguments.workload, api: api)
         result.rssBeforeKiB = ProcessLimits.residentSetKiB()
-        return await run(count: arguments.count, concurrency: arguments.concurrency, filling: result, request: request)
+        return await CountWindow.measure(arguments: arguments, filling: result, lockAcquisitions: lockAcquisitions) {
+            count, result in
+            await run(count: count, concurrency: arguments.concurrency, filling: result, request: request)
+        }
     }
 
     /// Runs `request(i)` for i in 0..<count, `concurrency` at a time, and

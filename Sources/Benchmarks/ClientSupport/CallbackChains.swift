@@ -10,18 +10,31 @@ public enum CallbackChains {
     /// `start(i, done)` starts request i and calls `done` once, from any
     /// thread, with its outcome. Returns `result` with the counts and the
     /// elapsed time filled in, once every request has reported.
+    /// With `--count-warmup W`, W requests first, then the measured ones
+    /// counted (`CountWindow`, as `BoundedConcurrency.measure`).
     public static func measure(
         client: String, api: String, arguments: ClientArguments,
+        lockAcquisitions: (@Sendable () -> Int)? = nil,
         start: @escaping @Sendable (_ index: Int, _ done: @escaping @Sendable (RequestOutcome) -> Void) -> Void
     ) async -> ClientResult {
         var result = ClientResult(client: client, workload: arguments.workload, api: api)
         result.rssBeforeKiB = ProcessLimits.residentSetKiB()
-        let count = arguments.count
+        return await CountWindow.measure(arguments: arguments, filling: result, lockAcquisitions: lockAcquisitions) {
+            count, result in
+            await run(count: count, chains: arguments.concurrency, filling: result, start: start)
+        }
+    }
+
+    private static func run(
+        count: Int, chains: Int, filling result: ClientResult,
+        start: @escaping @Sendable (_ index: Int, _ done: @escaping @Sendable (RequestOutcome) -> Void) -> Void
+    ) async -> ClientResult {
+        var result = result
         let clock = ContinuousClock()
         let began = clock.now
         let tally = await withCheckedContinuation { (finished: CheckedContinuation<ClientResult, Never>) in
             let run = ChainRun(count: count, tally: result, start: start, finished: finished)
-            run.begin(chains: min(arguments.concurrency, count))
+            run.begin(chains: min(chains, count))
         }
         result = tally
         result.requests = count

@@ -5,6 +5,7 @@
 //   [--post-bytes B] [--cacert FILE] [--stream] [--consume-rate BYTES_PER_SEC]
 //   [--timeout SECONDS] [--io-executor] [--download] [--background]
 //   [--feature cookies|cache|logging|tracing|metrics] [--classic-style blocking|async]
+//   [--count-warmup W]
 //
 // --io-executor, --download and --background are for bench-asyncurlsession-*
 // only, --feature for bench-asyncurlsession-data only, --classic-style for
@@ -46,6 +47,10 @@ public struct ClientArguments: Sendable {
     public var consumeBytesPerSecond: Double = 0
     /// The client gives up (and reports failure) after this many seconds.
     public var timeoutSeconds: Double = 300
+    /// When > 0 (`Benchmarks --count`): first this many requests, not
+    /// reported, then the `count` measured ones counted (`CountWindow`):
+    /// allocations, lock acquisitions, context switches, CPU.
+    public var countWarmup = 0
 
     /// A session feature `--feature` turns on (the rest of the session as
     /// without it). The harness sends each to an nginx location of its own.
@@ -105,7 +110,7 @@ public struct ClientArguments: Sendable {
                 flags.insert(name)
                 index += 1
             case "--workload", "--url", "--count", "--concurrency", "--post-bytes", "--cacert",
-                 "--consume-rate", "--timeout", "--feature", "--classic-style":
+                 "--consume-rate", "--timeout", "--feature", "--classic-style", "--count-warmup":
                 guard index + 1 < arguments.count else {
                     throw UsageError(description: "\(name) needs a value")
                 }
@@ -124,6 +129,7 @@ public struct ClientArguments: Sendable {
         result.concurrency = try integer(values["--concurrency"], name: "--concurrency", default: 1, minimum: 1)
         result.postBytes = try integer(values["--post-bytes"], name: "--post-bytes", default: 0, minimum: 0)
         result.caCertificatePath = values["--cacert"]
+        result.countWarmup = try integer(values["--count-warmup"], name: "--count-warmup", default: 0, minimum: 0)
         result.stream = flags.contains("--stream")
         result.ioExecutor = flags.contains("--io-executor")
         result.background = flags.contains("--background")

@@ -26,6 +26,9 @@ public struct ClientResult: Codable, Sendable {
     /// agent's CPU time). nil is left out of the line, so the lines of
     /// clients that never set it are as before.
     public var notes: [String]?
+    /// With `--count-warmup`: what the measured requests cost, counted.
+    /// nil is left out of the line.
+    public var counts: CountedWork?
 
     public init(client: String, workload: String, api: String) {
         self.client = client
@@ -41,7 +44,7 @@ public struct ClientResult: Codable, Sendable {
         case rssBeforeKiB = "rss_before_kib"
         case httpVersion = "http_version"
         case firstError = "first_error"
-        case unsupported, notes
+        case unsupported, notes, counts
     }
 
     /// Writes the result as one line on stdout.

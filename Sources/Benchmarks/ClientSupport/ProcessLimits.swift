@@ -28,11 +28,16 @@ public enum ProcessLimits {
 
     /// Current resident set size in KiB (VmRSS from /proc/self/status), 0 if unknown.
     public static func residentSetKiB() -> Int {
+        statusField("VmRSS:")
+    }
+
+    /// A number of /proc/self/status, e.g. "Threads:"; 0 if unknown.
+    static func statusField(_ name: String) -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else {
             return 0
         }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            let digits = line.dropFirst("VmRSS:".count).filter(\.isNumber)
+        for line in status.split(separator: "\n") where line.hasPrefix(name) {
+            let digits = line.dropFirst(name.count).filter(\.isNumber)
             return Int(String(digits)) ?? 0
         }
         return 0

@@ -4,6 +4,8 @@
 //   Benchmarks --openapi [--only ...]   (the OpenAPI transports: W1, W3, W4 by default)
 //   Benchmarks --background [--quick] [--runs N]   (W8: a background download against a foreground one)
 //   Benchmarks --features [--quick] [--runs N]   (W1-c64: cookies, cache, logging each on, beside all off)
+//   Benchmarks --count [--quick] [--runs N] [--count-requests N] [--count-warmup W] [--clients ...]
+//              (allocations, lock acquisitions, context switches per small GET; CountRun.swift)
 //   Benchmarks --judge out.json   (the targets against an earlier run's report)
 //
 // Sets up a temporary prefix (certificates, files, nginx config), starts nginx
@@ -81,6 +83,15 @@ struct BenchmarksCommand: ParsableCommand {
     @Flag(help: "Measure what the session's features cost when on: W1-c64 (unless --only) with the baseline, asyncurlsession-data, and the same with cookies, a response cache (memory and disk) or trace logging on.")
     var features = false
 
+    @Flag(help: "Count per small GET instead: heap allocations (malloc-interposer, preloaded), our lock acquisitions (count build only) and context switches, one at a time and 16 and 64 at once (README: Allocations and locks per small GET).")
+    var count = false
+
+    @Option(help: "--count: counted requests per run (default 10000; 200 with --quick).")
+    var countRequests: Int?
+
+    @Option(help: "--count: requests before the counted ones, in the same process (default 1000; 50 with --quick).")
+    var countWarmup: Int?
+
     @Flag(help: "Soak instead of the workloads: sequential GETs, then many in flight for minutes, sampling the client's RSS and descriptors (default client: asyncurlsession-data).")
     var soak = false
 
@@ -99,9 +110,11 @@ struct BenchmarksCommand: ParsableCommand {
     func validate() throws {
         if let runs, runs < 1 { throw ValidationError("--runs must be at least 1") }
         if let warmups, warmups < 0 { throw ValidationError("--warmups must be 0 or more") }
-        if [background, openapi, features].filter({ $0 }).count > 1 {
-            throw ValidationError("--background, --openapi and --features are separate runs: give one")
+        if [background, openapi, features, count].filter({ $0 }).count > 1 {
+            throw ValidationError("--background, --openapi, --features and --count are separate runs: give one")
         }
+        if let countRequests, countRequests < 1 { throw ValidationError("--count-requests must be at least 1") }
+        if let countWarmup, countWarmup < 1 { throw ValidationError("--count-warmup must be at least 1") }
     }
 
     func run() throws {
@@ -153,7 +166,7 @@ struct BenchmarksCommand: ParsableCommand {
             : ""
         let multiplied = workloads.filter { $0.runMultiplier > 1 }
             .map { " (\($0.id): \(measuredRuns * $0.runMultiplier))" }.joined()
-        if !soak {
+        if !soak && !count {
             print("Runs: \(warmupRuns) warm-up\(exceptions) + \(measuredRuns) measured\(multiplied) per client and workload,"
                 + " clients taking turns; metric medians; ratios are to \(ClientTable.baseline).")
         }
@@ -167,6 +180,10 @@ struct BenchmarksCommand: ParsableCommand {
 
         if soak {
             try runSoak(runner: runner, clients: clientSpecs)
+            return
+        }
+        if count {
+            try runCount(runner: runner, clients: clientSpecs, directory: directory, measuredRuns: measuredRuns)
             return
         }
 
@@ -250,7 +267,36 @@ struct BenchmarksCommand: ParsableCommand {
         if strict, failed { throw ExitCode(1) }
     }
 
+    /// --count: every client at each concurrency, tables per concurrency.
+    private func runCount(runner: ClientRunner, clients: [ClientSpec], directory: String, measuredRuns: Int) throws {
+        let interposer = CountRun.interposerLibrary(in: directory)
+        let countRun = CountRun(
+            runner: runner, clients: clients, runs: measuredRuns,
+            requests: countRequests ?? (quick ? 200 : 10_000), warmupRequests: countWarmup ?? (quick ? 50 : 1_000),
+            interposer: interposer, log: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+        print("Count build (our locks counted): \(CountRun.isCountingBuild ? "yes" : "no");"
+            + " allocations: \(interposer ?? "not counted")\n")
+        var reports: [CountReport] = []
+        for concurrency in CountRun.concurrencies {
+            let report = countRun.run(concurrency: concurrency)
+            reports.append(report)
+            print(CountTable.render(report, runs: measuredRuns))
+            fflush(nil)
+        }
+        print(CountTable.legend(interposer: interposer))
+        let jsonPath = json ?? directory + "/count-results.json"
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try encoder.encode(reports).write(to: URL(fileURLWithPath: jsonPath))
+        print("JSON report: \(jsonPath)")
+        let failed = reports.flatMap { report in report.cells.compactMap { cell in cell.failure.map { "\(report.id) \(cell.client): \($0)" } } }
+        if strict, !failed.isEmpty { throw HarnessError.failedRuns(failed) }
+    }
+
     private func selectedClients() throws -> [ClientSpec] {
+        if count, clients == nil {
+            return ClientTable.all.filter { ClientTable.counted.contains($0.name) }
+        }
         if openapi, clients == nil {
             return ClientTable.all.filter { $0.name == ClientTable.baseline || ClientTable.openAPIReferences.contains($0.name) }
                 + ClientTable.openAPI

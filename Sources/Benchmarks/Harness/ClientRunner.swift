@@ -74,7 +74,11 @@ struct ClientRunner {
         return arguments
     }
 
-    func run(_ client: ClientSpec, _ workload: Workload, label: String, warmup: Bool) -> RunRecord {
+    /// `environment`: the client's, if not the harness's own.
+    func run(
+        _ client: ClientSpec, _ workload: Workload, label: String, warmup: Bool,
+        environment: [String: String]? = nil
+    ) -> RunRecord {
         var record = RunRecord(
             client: client.name, workload: workload.id, warmup: warmup, status: .failed,
             cpuUserSeconds: 0, cpuSystemSeconds: 0, peakRSSKiB: 0, wallSeconds: 0)
@@ -90,7 +94,8 @@ struct ClientRunner {
             exit = try MeasuredLaunch.run(
                 launcher: executablesDirectory + "/bench-launch", executable: executablePath(client),
                 arguments: arguments(for: workload, location: client.location) + client.extraArguments, timeout: workload.clientTimeout + 15,
-                stdoutPath: stem + ".out", stderrPath: stem + ".err", rusagePath: stem + ".rusage")
+                stdoutPath: stem + ".out", stderrPath: stem + ".err", rusagePath: stem + ".rusage",
+                environment: environment)
         } catch {
             record.reason = String(describing: error)
             return record

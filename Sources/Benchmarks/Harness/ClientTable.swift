@@ -143,6 +143,12 @@ enum ClientTable {
     /// `--features`' workloads when `--only` is not given.
     static let featureWorkloads = ["W1-c64"]
 
+    /// `--count`'s clients when `--clients` is not given: our three APIs,
+    /// raw libcurl in both loops, and AsyncHTTPClient.
+    static let counted: Set<String> = [
+        baseline, "rawcurl", "ahc", "asyncurlsession-data", "asyncurlsession-events", "urlsessioncompat",
+    ]
+
     /// Every client a run can name.
     static var known: [ClientSpec] { all + openAPI + background + features }
 

@@ -25,15 +25,17 @@ enum MeasuredLaunch {
     }
 
     /// Runs `executable` with `arguments` under `launcher`, killing it after
-    /// `timeout` seconds; returns the client's own exit and rusage.
+    /// `timeout` seconds; returns the client's own exit and rusage. The
+    /// launcher passes `environment` (default: the harness's) on to the client.
     static func run(
         launcher: String, executable: String, arguments: [String], timeout: Double,
-        stdoutPath: String, stderrPath: String, rusagePath: String
+        stdoutPath: String, stderrPath: String, rusagePath: String, environment: [String: String]? = nil
     ) throws -> ChildExit {
         let pid = try ChildProcess.spawn(
             executable: launcher,
             arguments: [rusagePath, String(Int(timeout.rounded(.up))), "--", executable] + arguments,
-            stdoutPath: stdoutPath, stderrPath: stderrPath)
+            stdoutPath: stdoutPath, stderrPath: stderrPath,
+            environment: environment ?? ProcessInfo.processInfo.environment)
         CleanupRegistry.shared.setClient(pid)
         defer { CleanupRegistry.shared.setClient(nil) }
         let launcherExit = try ChildProcess.wait(for: pid, timeout: timeout + 20)

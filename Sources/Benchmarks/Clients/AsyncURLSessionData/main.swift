@@ -9,6 +9,7 @@
 // (W6, `--consume-rate`) cannot be expressed: reported as unsupported.
 import AsyncURLSession
 import BenchClientSupport
+import BenchLockCount
 import BenchSessionSetup
 import Foundation
 
@@ -51,7 +52,9 @@ let postBytes = arguments.postBytes
 }
 
 func measure() async -> ClientResult {
-    await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
+    await BoundedConcurrency.measure(
+        client: clientName, api: api, arguments: arguments, lockAcquisitions: OurLocks.acquisitions
+    ) { _ in
         await perform()
     }
 }

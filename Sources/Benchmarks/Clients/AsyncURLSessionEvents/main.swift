@@ -11,6 +11,7 @@
 // its own (BackgroundRun.swift). Without either flag nothing here differs.
 import AsyncURLSession
 import BenchClientSupport
+import BenchLockCount
 import BenchSessionSetup
 import Foundation
 
@@ -76,7 +77,9 @@ if arguments.download {
         await Download.perform(session: session, request: request, expectedStatus: expectedStatus, httpVersion: httpVersion)
     }
 } else {
-    result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments) { _ in
+    result = await BoundedConcurrency.measure(
+        client: clientName, api: api, arguments: arguments, lockAcquisitions: OurLocks.acquisitions
+    ) { _ in
         await perform()
     }
 }

@@ -23,13 +23,23 @@
 // and no more (no allocation or page faults per response once warm), which
 // the discarding ceiling never pays for. A reference, not a target.
 //
+// With --count-warmup W (Benchmarks --count): W requests first, then the
+// `count` measured ones counted as the Swift clients count theirs
+// (ClientSupport/CountWindow.swift): allocations through malloc-interposer's
+// library when the harness preloads it (found with dlsym, never linked),
+// context switches and CPU from getrusage. The window opens when the W-th
+// request has finished; the transfers then in flight end inside it.
+//
 //   bench-rawcurl --workload W --url URL --count N --concurrency C
 //                 [--post-bytes B] [--cacert FILE] [--stream] [--collect]
 //                 [--consume-rate BYTES_PER_SEC] [--timeout SECONDS] [--perform]
+//                 [--count-warmup W]
 //   bench-rawcurl --version     prints libcurl's version line
 #define _GNU_SOURCE
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +62,19 @@ struct options {
     double timeout_s;
     int collect;
     int perform; // curl_multi_perform + curl_multi_poll instead of socket_action + epoll
+    long count_warmup; // requests before the counted ones (0: nothing counted)
+};
+
+// malloc-interposer's C API (its interposer.h), when its library is preloaded.
+typedef void (*interposer_toggle)(void);
+typedef void (*interposer_stats)(int64_t *, int64_t *, int64_t *, int64_t *, int64_t *, int64_t *);
+
+// The counting window of --count-warmup.
+struct count_window {
+    int open;
+    interposer_toggle disable; // NULL: allocations not counted
+    interposer_stats stats;
+    struct rusage usage;
 };
 
 struct transfer {
@@ -79,6 +102,8 @@ struct state {
     long http_version;
     char first_error[256];
     char *post_body;
+    long total; // warm-up + measured requests
+    struct count_window window;
 };
 
 static double now_seconds(void) {
@@ -89,20 +114,24 @@ static double now_seconds(void) {
 
 static long long now_ms(void) { return (long long)(now_seconds() * 1000.0); }
 
-static long rss_kib(void) {
+// A number of /proc/self/status, e.g. "VmRSS:" (KiB); 0 if unknown.
+static long status_field(const char *name) {
     FILE *f = fopen("/proc/self/status", "r");
     if (!f) return 0;
     char line[256];
     long value = 0;
+    size_t length = strlen(name);
     while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "VmRSS:", 6) == 0) {
-            value = strtol(line + 6, NULL, 10);
+        if (strncmp(line, name, length) == 0) {
+            value = strtol(line + length, NULL, 10);
             break;
         }
     }
     fclose(f);
     return value;
 }
+
+static long rss_kib(void) { return status_field("VmRSS:"); }
 
 static void raise_fd_limit(void) {
     struct rlimit limit;
@@ -165,6 +194,7 @@ static void parse_options(int argc, char **argv, struct options *opt) {
         else if (strcmp(name, "--post-bytes") == 0) opt->post_bytes = parse_long(value, name, 0);
         else if (strcmp(name, "--consume-rate") == 0) opt->consume_rate = parse_double(value, name);
         else if (strcmp(name, "--timeout") == 0) opt->timeout_s = parse_double(value, name);
+        else if (strcmp(name, "--count-warmup") == 0) opt->count_warmup = parse_long(value, name, 0);
         else usage_exit("unknown option");
     }
     if (!opt->url) usage_exit("--url URL is required");
@@ -281,6 +311,53 @@ static void start_next(struct state *st, struct transfer *t) {
     }
 }
 
+static double cpu_seconds(const struct rusage *usage) {
+    return (double)usage->ru_utime.tv_sec + (double)usage->ru_utime.tv_usec / 1e6
+         + (double)usage->ru_stime.tv_sec + (double)usage->ru_stime.tv_usec / 1e6;
+}
+
+// The warm-up is over: what follows is counted. The warm-up's successes and
+// bytes are forgotten (its errors are kept, so that they fail the run).
+static void open_window(struct state *st) {
+    void *program = dlopen(NULL, RTLD_NOW);
+    interposer_toggle reset = program ? (interposer_toggle)dlsym(program, "malloc_interposer_reset") : NULL;
+    interposer_toggle enable = program ? (interposer_toggle)dlsym(program, "malloc_interposer_enable") : NULL;
+    st->window.disable = program ? (interposer_toggle)dlsym(program, "malloc_interposer_disable") : NULL;
+    st->window.stats = program ? (interposer_stats)dlsym(program, "malloc_interposer_get_stats") : NULL;
+    if (!reset || !enable || !st->window.stats) st->window.disable = NULL;
+    st->ok = 0;
+    st->bytes_received = 0;
+    st->bytes_sent = 0;
+    st->window.open = 1;
+    st->start_s = now_seconds();
+    getrusage(RUSAGE_SELF, &st->window.usage);
+    if (st->window.disable) {
+        reset();
+        enable();
+    }
+}
+
+// Closes the window and prints its counts as the "counts" member of the
+// result line (the keys of CountedWork in ClientSupport/CountWindow.swift).
+static void print_window(struct state *st) {
+    int64_t count = 0, bytes = 0, small = 0, large = 0, frees = 0, freed = 0;
+    if (st->window.disable) {
+        st->window.disable();
+        st->window.stats(&count, &bytes, &small, &large, &frees, &freed);
+    }
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    printf("\"counts\":{");
+    if (st->window.disable) {
+        printf("\"allocated_bytes\":%lld,\"allocations\":%lld,\"frees\":%lld,", (long long)bytes,
+               (long long)(small + large), (long long)frees);
+    }
+    printf("\"cpu_s\":%.6f,\"involuntary_switches\":%ld,\"requests\":%ld,\"threads\":%ld,"
+           "\"voluntary_switches\":%ld},",
+           cpu_seconds(&usage) - cpu_seconds(&st->window.usage), usage.ru_nivcsw - st->window.usage.ru_nivcsw,
+           st->opt.count, status_field("Threads:"), usage.ru_nvcsw - st->window.usage.ru_nvcsw);
+}
+
 static void drain_done(struct state *st) {
     CURLMsg *msg;
     int left;
@@ -306,7 +383,8 @@ static void drain_done(struct state *st) {
         st->bytes_received += (long long)t->bytes;
         st->finished++;
         curl_multi_remove_handle(st->multi, e);
-        if (st->started < st->opt.count) start_next(st, t);
+        if (st->started < st->total) start_next(st, t);
+        if (st->finished == st->opt.count_warmup && st->opt.count_warmup > 0) open_window(st);
     }
 }
 
@@ -326,10 +404,12 @@ static void print_result(struct state *st, double elapsed, long rss_before, cons
                         : st->http_version == CURL_HTTP_VERSION_1_1 ? "1.1"
                         : st->http_version == CURL_HTTP_VERSION_1_0 ? "1.0" : NULL;
     printf("{\"api\":\"%s%s\",\"bytes_received\":%lld,\"bytes_sent\":%lld,"
-           "\"client\":\"%s\",\"elapsed_s\":%.6f,\"errors\":%ld,",
+           "\"client\":\"%s\",",
            st->opt.perform ? "curl_multi_perform+curl_multi_poll" : "curl_multi_socket_action+epoll",
            st->opt.collect ? ", bodies collected" : "", st->bytes_received, st->bytes_sent,
-           st->opt.collect ? "rawcurl-collect" : st->opt.perform ? "rawcurl-poll" : "rawcurl", elapsed, st->errors);
+           st->opt.collect ? "rawcurl-collect" : st->opt.perform ? "rawcurl-poll" : "rawcurl");
+    if (st->window.open) print_window(st);
+    printf("\"elapsed_s\":%.6f,\"errors\":%ld,", elapsed, st->errors);
     if (st->first_error[0]) {
         printf("\"first_error\":");
         print_json_string(st->first_error);
@@ -352,7 +432,7 @@ static void print_result(struct state *st, double elapsed, long rss_before, cons
 static void note_timeout(struct state *st) {
     char text[96];
     snprintf(text, sizeof text, "client timed out after %.0f s", st->opt.timeout_s);
-    long unfinished = st->opt.count - st->finished;
+    long unfinished = st->total - st->finished;
     for (long i = 0; i < unfinished; i++) note_error(st, text);
 }
 
@@ -361,7 +441,7 @@ static void note_timeout(struct state *st) {
 static void run_socket_loop(struct state *st, long long deadline) {
     struct epoll_event events[MAX_EVENTS];
     int running = 0;
-    while (st->finished < st->opt.count) {
+    while (st->finished < st->total) {
         long long now = now_ms();
         if (now > deadline) {
             note_timeout(st);
@@ -397,7 +477,7 @@ static void run_socket_loop(struct state *st, long long deadline) {
 // handle starts the next request before the wait.
 static void run_perform_loop(struct state *st, long long deadline) {
     int running = 0;
-    while (st->finished < st->opt.count) {
+    while (st->finished < st->total) {
         if (now_ms() > deadline) {
             note_timeout(st);
             break;
@@ -437,7 +517,8 @@ int main(int argc, char **argv) {
     raise_fd_limit();
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) usage_exit("curl_global_init failed");
 
-    long slots = st.opt.concurrency < st.opt.count ? st.opt.concurrency : st.opt.count;
+    st.total = st.opt.count_warmup + st.opt.count;
+    long slots = st.opt.concurrency < st.total ? st.opt.concurrency : st.total;
     if (st.opt.post_bytes > 0) {
         st.post_body = calloc(1, (size_t)st.opt.post_bytes);
         if (!st.post_body) usage_exit("out of memory for the POST body");

@@ -11,6 +11,7 @@
 //   session.data(for:)` on the classic session.
 // - HTTPS with a private CA: `URLSessionConfiguration.tlsTrustRootsPEM`.
 import BenchClientSupport
+import BenchLockCount
 import URLSessionCompat
 
 let clientName = "urlsessioncompat"
@@ -69,10 +70,13 @@ switch arguments.classicStyle {
 case nil:
     // Each request after the first of a chain starts from the previous one's
     // completion handler (or `didCompleteWithError`), on the delegate queue.
-    result = await CallbackChains.measure(client: clientName, api: api, arguments: arguments, start: start)
+    result = await CallbackChains.measure(
+        client: clientName, api: api, arguments: arguments, lockAcquisitions: OurLocks.acquisitions, start: start)
 case .blocking?:
-    result = await BlockingChains.measure(client: clientName, api: api, arguments: arguments, start: start)
+    result = await BlockingChains.measure(
+        client: clientName, api: api, arguments: arguments, lockAcquisitions: OurLocks.acquisitions, start: start)
 case .async?:
-    result = await BoundedConcurrency.measure(client: clientName, api: api, arguments: arguments, request: fetchAsync)
+    result = await BoundedConcurrency.measure(
+        client: clientName, api: api, arguments: arguments, lockAcquisitions: OurLocks.acquisitions, request: fetchAsync)
 }
 result.printAndExit()
