@@ -92,14 +92,15 @@ struct HopCache {
                 byNotModified: fields ?? CachedHeaderFields(), requestDate: requestDate, responseDate: now)
             return .swallowNotModified
         case .revalidate, .load:
-            let limit = cache.maximumEntrySize
-            // nil fields: nothing in the head could make it storable.
+            // nil fields: nothing in the head could make it storable. The
+            // cache's size limit (read under its lock) only after that.
             guard !mayBeHeld, let fields, CacheRules.mayStore(statusCode: statusCode, fields: fields, request: request, authenticated: authenticated),
-                CacheRules.isReusable(fields: fields, statusCode: statusCode),
-                contentLength.map({ $0 <= limit }) ?? true
+                CacheRules.isReusable(fields: fields, statusCode: statusCode)
             else {
                 return .deliver
             }
+            let limit = cache.maximumEntrySize
+            guard contentLength.map({ $0 <= limit }) ?? true else { return .deliver }
             capture = Capture(statusCode: statusCode, httpVersion: httpVersion, fields: fields, limit: limit, responseDate: now)
             return .deliver
         }
