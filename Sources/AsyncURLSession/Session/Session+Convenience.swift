@@ -36,8 +36,7 @@ extension Session {
     }
 
     private nonisolated func collect(_ task: SessionTask) async throws -> (Data, URLResponse) {
-        task.core.useCollectingConsumer()
-        task.resume()
+        task.core.resumeCollecting()
         let (data, response) = try await task.core.collect()
         return (data, response)
     }
@@ -66,8 +65,7 @@ extension Session {
     }
 
     private nonisolated func collectDownload(_ task: SessionTask) async throws -> (URL, URLResponse) {
-        task.core.useCollectingConsumer()
-        task.resume()
+        task.core.resumeCollecting()
         let (url, response) = try await task.core.collectDownload()
         return (url, response)
     }

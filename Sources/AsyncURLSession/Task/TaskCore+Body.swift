@@ -198,8 +198,12 @@ extension TaskCore {
         if suspended { exchange.suspend() }
         // A cancel() that read this transfer's ID may have queued its stop
         // before the start above; the engine ignores a stop for a transfer
-        // it does not know, so it is sent again now that it does.
-        if let cancellation = guarded.withLock({ $0.pipeline.isCanceling ? $0.pipeline.cancellation : nil }) {
+        // it does not know, so it is sent again now that it does. Such a
+        // stop was queued before the start, under the command queue's lock,
+        // after `cancelRequested` was set: this load sees it.
+        if cancelRequested.load(ordering: .relaxed),
+            let cancellation = guarded.withLock({ $0.pipeline.isCanceling ? $0.pipeline.cancellation : nil })
+        {
             exchange.cancel(error: cancellation)
         }
     }

@@ -25,6 +25,11 @@ final class TaskCore: Sendable {
     /// every https hop reads it, and a task without TLS challenges should
     /// pay no lock for them.
     let offersTLS = Atomic<Bool>(false)
+    /// Set (under the lock) once `cancel()` made the pipeline cancel: read
+    /// without the lock after a hop's transfer was handed to the engine (see
+    /// `launchHop`), where a lock acquisition per request found it unset
+    /// but for a cancel racing the start.
+    let cancelRequested = Atomic<Bool>(false)
     /// For a download made from resume data.
     let resumeFrom: ResumeData?
     let createdAt = Date()
@@ -237,7 +242,25 @@ final class TaskCore: Sendable {
     // MARK: - Control
 
     func resume() {
-        let action = guarded.withLock { $0.pipeline.resume() }
+        act(on: guarded.withLock { $0.pipeline.resume() })
+    }
+
+    /// `useCollectingConsumer()` and `resume()` under one lock acquisition
+    /// (`data(for:)` and friends). Returns false, changing nothing, when the
+    /// task was resumed before.
+    @discardableResult
+    func resumeCollecting() -> Bool {
+        let limit = context.configuration.maximumCollectedBodySize
+        let action = guarded.withLock { guarded -> TaskPipeline.ResumeAction? in
+            guard guarded.pipeline.collectBody(limit: limit) else { return nil }
+            return guarded.pipeline.resume()
+        }
+        guard let action else { return false }
+        act(on: action)
+        return true
+    }
+
+    private func act(on action: TaskPipeline.ResumeAction) {
         switch action {
         case .startTransfer:
             log?.started(originalRequest, kind: initialKind)
@@ -270,6 +293,7 @@ final class TaskCore: Sendable {
         let (action, exchange, wake) = guarded.withLock {
             guarded -> (TaskPipeline.CancelAction, (any HopExchange)?, Wake?) in
             let action = guarded.pipeline.cancel(error: error)
+            if guarded.pipeline.isCanceling { cancelRequested.store(true, ordering: .relaxed) }
             guard case .finishWithoutTransfer(let end) = action else { return (action, guarded.exchange, nil) }
             return (action, guarded.exchange, Self.wake(for: end, in: &guarded))
         }
