@@ -27,7 +27,7 @@ final class ResponseSource: Sendable {
     let contentTypeIsMultipart: Bool
     private let head: ResponseHead?
     private let url: URL
-    private let built: Mutex<HTTPURLResponse?>
+    private let built: LazyResponse
     private let interning: ResponseInterning
 
     init(head: ResponseHead, url: URL, interning: ResponseInterning = .shared) {
@@ -39,7 +39,7 @@ final class ResponseSource: Sendable {
         // reads as a number: a repeated Content-Length is unknown there too.
         expectedContentLength = head.fields.count(named: "Content-Length") == 1 ? head.contentLength ?? -1 : -1
         contentTypeIsMultipart = head.contentTypeIsMultipart
-        built = Mutex(nil)
+        built = LazyResponse()
     }
 
     /// Wraps a response built already (a held 3xx/401/407 that became the result).
@@ -51,28 +51,24 @@ final class ResponseSource: Sendable {
         let contentType = response.value(forHTTPHeaderField: "Content-Type") ?? ""
         contentTypeIsMultipart = contentType.utf8.count >= 10
             && String(contentType.utf8.prefix(10))?.equalsIgnoringASCIICase("multipart/") == true
-        built = Mutex(response)
+        built = LazyResponse(response)
         interning = .shared
     }
 
     /// Foundation's response; built here on first use. Never call it under
     /// the task's lock on the engine thread: building is the slow part.
     var response: HTTPURLResponse? {
-        if let existing = built.withLock({ $0 }) { return existing }
+        if let existing = built.value { return existing }
         guard let head, let made = interning.response(for: head, url: url) else { return nil }
         // Two threads may build at once; the first stored wins so that every
         // reader gets the same object.
-        return built.withLock { stored in
-            if let stored { return stored }
-            stored = made
-            return made
-        }
+        return built.store(made)
     }
 
     /// A field's value as `HTTPURLResponse.value(forHTTPHeaderField:)` gives
     /// it (repeated fields joined with ", "), without building the response.
     func value(forHTTPHeaderField name: String) -> String? {
-        guard let head else { return built.withLock { $0?.value(forHTTPHeaderField: name) } }
+        guard let head else { return built.value?.value(forHTTPHeaderField: name) }
         return head.fields.value(named: name)
     }
 }
