@@ -182,10 +182,24 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
 
     /// Starts the task, or continues a suspended one.
     open func resume() {
-        collectIfNobodyListens()
-        offerTLSChallengesIfAsked()
+        // The first resume decides, from what one lock acquisition reads,
+        // how the core runs the task (see `collectIfNobodyListens` and
+        // `offerTLSChallengesIfAsked`); later ones only resume.
+        let first = guarded.withLock { guarded -> (taskDelegate: Bool, handlerOnly: Bool)? in
+            guard !guarded.started else { return nil }
+            switch guarded.completion {
+            case .data, .awaitedByCaller: return (guarded.delegate != nil, true)
+            case .delegate, .download, .bytes: return (guarded.delegate != nil, false)
+            }
+        }
+        var collecting = false
+        if let first, let session {
+            let sessionDelegate = session.delegate
+            collecting = collectIfNobodyListens(first, sessionDelegate: sessionDelegate)
+            offerTLSChallengesIfAsked(first, sessionDelegate: sessionDelegate, in: session)
+        }
         core.resume()
-        startDriverOnce()
+        startDriverOnce(collecting: collecting)
     }
 
     /// A completion-handler data or upload task with no delegate to tell
@@ -194,25 +208,21 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// classic API: see the commit that added this). Redirects and
     /// challenges then get the defaults, which is what a missing delegate
     /// means. Decided at the first resume, before the transfer starts.
-    private func collectIfNobodyListens() {
-        let eligible = guarded.withLock { guarded -> Bool in
-            guard !guarded.started, guarded.delegate == nil else { return false }
-            switch guarded.completion {
-            case .data, .awaitedByCaller: return true
-            case .delegate, .download, .bytes: return false
-            }
-        }
-        guard eligible, let session, session.delegate == nil, core.collectBody() else { return }
-        guarded.withLock { $0.collecting = true }
+    private func collectIfNobodyListens(
+        _ first: (taskDelegate: Bool, handlerOnly: Bool), sessionDelegate: (any URLSessionDelegate)?
+    ) -> Bool {
+        first.handlerOnly && !first.taskDelegate && sessionDelegate == nil && core.collectBody()
     }
 
     /// As Apple: a delegate's challenge method hears server trust for each
     /// new TLS connection. Without a delegate nobody is asked, and a session
     /// delegate found not to implement either challenge method is not asked
     /// again (each ask costs a handshake: see `SessionConfiguration.offersTLSChallenges`).
-    private func offerTLSChallengesIfAsked() {
-        guard !guarded.withLock({ $0.started }), let session else { return }
-        let offers = guarded.withLock { $0.delegate != nil } || session.delegateMayAnswerTLSChallenges
+    private func offerTLSChallengesIfAsked(
+        _ first: (taskDelegate: Bool, handlerOnly: Bool), sessionDelegate: (any URLSessionDelegate)?,
+        in session: URLSession
+    ) {
+        let offers = first.taskDelegate || (sessionDelegate != nil && session.delegateMayAnswerTLSChallenges)
         if offers != core.offersTLSChallenges { core.offersTLSChallenges = offers }
     }
 
@@ -229,16 +239,22 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         core.cancel()
         abandonPendingAnswer()
         // A task cancelled before it ever ran still reports its completion.
-        startDriverOnce()
+        startDriverOnce(collecting: false)
     }
 
     /// For `cancel(byProducingResumeData:)`, which lives in a subclass.
-    func startDriverOnceForCancel() { startDriverOnce() }
+    func startDriverOnceForCancel() { startDriverOnce(collecting: false) }
 
-    private func startDriverOnce() {
+    /// - Parameter collecting: the first resume made the core collect the
+    ///   body (`collectIfNobodyListens`); noted with `started`, in the same
+    ///   acquisition, before the driver reads it.
+    private func startDriverOnce(collecting: Bool) {
         let first = guarded.withLock { guarded -> Bool in
             defer { guarded.started = true }
-            if !guarded.started, transfer != nil, session != nil { guarded.completionPending = true }
+            if !guarded.started {
+                if collecting { guarded.collecting = true }
+                if transfer != nil, session != nil { guarded.completionPending = true }
+            }
             return !guarded.started
         }
         if first { session?.startDriver(for: self) }
