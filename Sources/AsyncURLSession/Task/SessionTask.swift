@@ -127,8 +127,7 @@ public final class SessionTask: Sendable {
     /// after it.
     @discardableResult
     public func collectBody() -> Bool {
-        guard core.kind != .download else { return false }
-        return core.useCollectingConsumer()
+        core.useCollectingConsumer()
     }
 
     /// The body and response of a task set up with `collectBody()` and

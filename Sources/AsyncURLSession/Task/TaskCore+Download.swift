@@ -240,7 +240,7 @@ extension TaskCore {
         }
     }
 
-    /// Waits for a download's file (after `useCollectingConsumer()` and `resume()`).
+    /// Waits for a download's file (after `resumeCollecting()`).
     func collectDownload() async throws -> (URL, HTTPURLResponse) {
         _ = try await collect()
         return try guarded.withLock { guarded in

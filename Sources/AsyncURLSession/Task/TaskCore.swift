@@ -245,9 +245,9 @@ final class TaskCore: Sendable {
         act(on: guarded.withLock { $0.pipeline.resume() })
     }
 
-    /// `useCollectingConsumer()` and `resume()` under one lock acquisition
-    /// (`data(for:)` and friends). Returns false, changing nothing, when the
-    /// task was resumed before.
+    /// Collects the body (or, for a download, the file) and resumes, under
+    /// one lock acquisition (`data(for:)` and friends). Returns false,
+    /// changing nothing, when the task was resumed before.
     @discardableResult
     func resumeCollecting() -> Bool {
         let limit = context.configuration.maximumCollectedBodySize
@@ -338,9 +338,12 @@ final class TaskCore: Sendable {
     }
 
     @discardableResult
+    /// Not for a download task (its body goes to a file).
     func useCollectingConsumer() -> Bool {
         let limit = context.configuration.maximumCollectedBodySize
-        return guarded.withLock { $0.pipeline.collectBody(limit: limit) }
+        return guarded.withLock { guarded in
+            guarded.kind != .download && guarded.pipeline.collectBody(limit: limit)
+        }
     }
 
     // MARK: - Consumers
@@ -491,7 +494,8 @@ final class TaskCore: Sendable {
         }
     }
 
-    /// Waits for the whole body (after `useCollectingConsumer()` and `resume()`).
+    /// Waits for the whole body (after `resumeCollecting()`, or
+    /// `useCollectingConsumer()` and `resume()`).
     func collect() async throws -> (Data, HTTPURLResponse) {
         if Task.isCancelled { cancel() }
         try await withTaskCancellationHandler {
