@@ -26,6 +26,12 @@ extension TaskCore {
         // What the cache needs of the head, read before the lock (only when
         // the session has a cache at all).
         let cacheInputs = context.configuration.responseCache == nil ? nil : CacheHeadInputs(head)
+        // Nothing to do between the verdict and the publication (no cookie
+        // or HSTS policy to store, nobody logging, tracing or asked first):
+        // a collected body's response is then published under the same lock.
+        let publishesAtOnce = !head.hasSetCookie && !head.hasStrictTransportSecurity && log == nil
+            && observation == nil && !hasHandlers
+        var publishedAtOnce: PublishedAtOnce?
         /// What one lock acquisition learns of the hop (see `HeadCheck`).
         guard let check = guarded.withLock({ guarded -> HeadCheck? in
             guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
@@ -36,10 +42,21 @@ extension TaskCore {
             // lets through) is decided here: no second acquisition.
             let cacheLetsThrough = check.cacheVerdict.map { if case .deliver = $0 { true } else { false } } ?? true
             if cacheLetsThrough, !HopState.mayHold(status: head.statusCode) {
-                check.verdict = guarded.hop.receivedUnholdableHead(ResponseSource(head: copy head, url: url))
+                let verdict = guarded.hop.receivedUnholdableHead(ResponseSource(head: copy head, url: url))
+                check.verdict = verdict
+                if publishesAtOnce, !check.consumer.events, !check.consumer.download,
+                    case .deliver(let source) = verdict
+                {
+                    publishedAtOnce = Self.publishCollected(source, in: &guarded)
+                }
             }
             return check
         }) else { return }
+        if let publishedAtOnce {
+            publishedAtOnce.wake?.run(by: self)
+            if let (end, held) = publishedAtOnce.pendingEnd { finishHop(end, held: held) }
+            return
+        }
         let url = check.url
         // A stored response's cookies were stored when it first came; a
         // local transport's (a stub's) are new, as a server's.
@@ -70,6 +87,23 @@ extension TaskCore {
         if case .deliver(let source) = verdict, !startMultipart(source, id: id) {
             deliverFinalResponse(source, heldBody: nil, consumer: check.consumer)
         }
+    }
+
+    /// A response published under the head's lock (`publishCollected`):
+    /// what to carry out after it.
+    struct PublishedAtOnce {
+        var wake: Wake?
+        var pendingEnd: (HopEnd, HopState.Held?)?
+    }
+
+    /// `publishResponse` for a collected body with nobody to ask and no
+    /// held body: its lock-side work, under the caller's lock.
+    static func publishCollected(_ source: ResponseSource, in guarded: inout Guarded) -> PublishedAtOnce {
+        var result = PublishedAtOnce()
+        result.wake = wake(for: guarded.pipeline.receivedResponse(source, decision: nil), in: &guarded)
+        updateProgress(&guarded)
+        if let end = guarded.publication.published() { result.pendingEnd = (end, guarded.hop.held) }
+        return result
     }
 
     /// What `hopDidReceiveHead` reads of the hop under its one lock.
@@ -170,6 +204,11 @@ extension TaskCore {
     func hopDidComplete(_ outcome: TransferOutcome, id: HopID) {
         var current = false
         var plainEnd: PlainEnd?
+        var finishedHere = false
+        var finishWake: Wake?
+        // Nobody logs or traces this task: a plain end can finish under the
+        // hop end's own lock acquisition (`complete` does nothing else then).
+        let quiet = log == nil && observation == nil
         let next = guarded.withLock { guarded -> (HopEnd, HopState.Held?)? in
             guard let exchange = guarded.exchange, exchange.id == id else { return nil }
             current = true
@@ -210,6 +249,12 @@ extension TaskCore {
                 guarded.download == nil, guarded.resumeData.isEmpty
             {
                 let readable = metricsReadable(guarded)
+                if quiet, !readable {
+                    // `complete(error: nil, metrics: nil)`, here.
+                    finishedHere = true
+                    finishWake = Self.wake(for: guarded.pipeline.finish(error: nil, metrics: nil), in: &guarded)
+                    return nil
+                }
                 plainEnd = PlainEnd(
                     transactions: readable ? guarded.transactions : [], redirectCount: guarded.redirectCount,
                     metricsReadable: readable)
@@ -222,6 +267,11 @@ extension TaskCore {
             } else {
                 observation.hopStoppedForTLS()
             }
+        }
+        if finishedHere {
+            context.unregister(identifier)
+            finishWake?.run(by: self)
+            return
         }
         guard let (end, held) = next else { return }
         if let plainEnd {

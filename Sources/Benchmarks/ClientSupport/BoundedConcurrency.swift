@@ -25,6 +25,13 @@ public struct RequestOutcome: Sendable {
     public static func unexpectedStatus(_ status: Int) -> RequestOutcome {
         RequestOutcome(error: "unexpected HTTP status \(status)")
     }
+
+    /// A whole response: a success when its status is the one expected.
+    public static func response(
+        status: Int, expected: Int, bytesReceived: Int, bytesSent: Int
+    ) -> RequestOutcome {
+        status == expected ? RequestOutcome(bytesReceived: bytesReceived, bytesSent: bytesSent) : .unexpectedStatus(status)
+    }
 }
 
 public enum BoundedConcurrency {

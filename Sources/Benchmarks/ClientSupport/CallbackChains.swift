@@ -7,6 +7,15 @@ import Foundation
 import Synchronization
 
 public enum CallbackChains {
+    /// How each chain waits for its request's completion handler.
+    public enum Style: Sendable {
+        /// The next request starts from the handler itself.
+        case fromHandlers
+        /// Each chain is a thread blocked on a semaphore the handler
+        /// signals (`BlockingChains`): command-line tools and scripts.
+        case blockingThreads
+    }
+
     /// `start(i, done)` starts request i and calls `done` once, from any
     /// thread, with its outcome. Returns `result` with the counts and the
     /// elapsed time filled in, once every request has reported.
@@ -14,27 +23,32 @@ public enum CallbackChains {
     /// counted (`CountWindow`, as `BoundedConcurrency.measure`).
     public static func measure(
         client: String, api: String, arguments: ClientArguments,
-        lockAcquisitions: (@Sendable () -> Int)? = nil,
+        lockAcquisitions: (@Sendable () -> Int)? = nil, style: Style = .fromHandlers,
         start: @escaping @Sendable (_ index: Int, _ done: @escaping @Sendable (RequestOutcome) -> Void) -> Void
     ) async -> ClientResult {
         var result = ClientResult(client: client, workload: arguments.workload, api: api)
         result.rssBeforeKiB = ProcessLimits.residentSetKiB()
         return await CountWindow.measure(arguments: arguments, filling: result, lockAcquisitions: lockAcquisitions) {
             count, result in
-            await run(count: count, chains: arguments.concurrency, filling: result, start: start)
+            await run(count: count, chains: arguments.concurrency, style: style, filling: result, start: start)
         }
     }
 
     private static func run(
-        count: Int, chains: Int, filling result: ClientResult,
+        count: Int, chains: Int, style: Style, filling result: ClientResult,
         start: @escaping @Sendable (_ index: Int, _ done: @escaping @Sendable (RequestOutcome) -> Void) -> Void
     ) async -> ClientResult {
         var result = result
         let clock = ContinuousClock()
         let began = clock.now
         let tally = await withCheckedContinuation { (finished: CheckedContinuation<ClientResult, Never>) in
-            let run = ChainRun(count: count, tally: result, start: start, finished: finished)
-            run.begin(chains: min(chains, count))
+            switch style {
+            case .fromHandlers:
+                let run = ChainRun(count: count, tally: result, start: start, finished: finished)
+                run.begin(chains: min(chains, count))
+            case .blockingThreads:
+                BlockingChains.start(count: count, threads: min(chains, count), tally: result, finished: finished, start: start)
+            }
         }
         result = tally
         result.requests = count

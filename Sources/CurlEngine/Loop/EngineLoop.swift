@@ -98,14 +98,18 @@ final class EngineLoop {
         let capacity = 256
         var datas = [UInt64](repeating: 0, count: capacity)
         var events = [UInt32](repeating: 0, count: capacity)
+        // The first wait's preparation; each later one is made at the end of
+        // the turn before it, under the same acquisition of `ownership`
+        // (one lock acquisition per turn less; an inline turn could not
+        // have run in between anyway, the engine thread being awake).
+        var timeout = ownership.withLock { _ in prepareToWait() }
         while true {
-            let timeout = ownership.withLock { _ in prepareToWait() }
             let count = datas.withUnsafeMutableBufferPointer { datas in
                 events.withUnsafeMutableBufferPointer { events in
                     ccurl_epoll_wait(epollFD, datas.baseAddress, events.baseAddress, Int32(capacity), timeout)
                 }
             }
-            ownership.withLock { _ in
+            timeout = ownership.withLock { _ in
                 if timeout != 0 { commands.awoke() }
                 turn.turnStart = ccurl_monotonic_nanoseconds()
                 if count > 0 {
@@ -118,6 +122,7 @@ final class EngineLoop {
                 sweepIdleTransfers()
                 flushCompletions()
                 EngineTurn.flush(turn, runningJobsOn: executor)
+                return prepareToWait()
             }
         }
     }

@@ -44,9 +44,9 @@ let session = URLSession(configuration: configuration, delegate: streaming ? del
     }
     do {
         let (data, response) = try await session.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard status == expectedStatus else { return .unexpectedStatus(status) }
-        return RequestOutcome(bytesReceived: data.count, bytesSent: request.httpBody?.count ?? 0)
+        return .response(
+            status: (response as? HTTPURLResponse)?.statusCode ?? 0, expected: expectedStatus,
+            bytesReceived: data.count, bytesSent: request.httpBody?.count ?? 0)
     } catch {
         return .failure(error)
     }

@@ -57,9 +57,9 @@ let pacer = SharedPacer(bytesPerSecond: arguments.consumeBytesPerSecond)
 @Sendable func fetchAsync(_ index: Int) async -> RequestOutcome {
     do {
         let (data, response) = try await session.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard status == expectedStatus else { return .unexpectedStatus(status) }
-        return RequestOutcome(bytesReceived: data.count, bytesSent: request.httpBody?.count ?? 0)
+        return .response(
+            status: (response as? HTTPURLResponse)?.statusCode ?? 0, expected: expectedStatus,
+            bytesReceived: data.count, bytesSent: request.httpBody?.count ?? 0)
     } catch {
         return .failure(error)
     }
@@ -73,8 +73,9 @@ case nil:
     result = await CallbackChains.measure(
         client: clientName, api: api, arguments: arguments, lockAcquisitions: OurLocks.acquisitions, start: start)
 case .blocking?:
-    result = await BlockingChains.measure(
-        client: clientName, api: api, arguments: arguments, lockAcquisitions: OurLocks.acquisitions, start: start)
+    result = await CallbackChains.measure(
+        client: clientName, api: api, arguments: arguments, lockAcquisitions: OurLocks.acquisitions,
+        style: .blockingThreads, start: start)
 case .async?:
     result = await BoundedConcurrency.measure(
         client: clientName, api: api, arguments: arguments, lockAcquisitions: OurLocks.acquisitions, request: fetchAsync)
