@@ -24,7 +24,10 @@ import Synchronization
 ///   them waited for the first 100 to end, doubling the run.)
 ///
 /// Counts are per session, so one session's traffic does not push another's
-/// requests away from their pooled connections.
+/// requests away from their pooled connections. They are atomics, not one
+/// locked array: placing and finishing were two lock acquisitions per
+/// request. A choice made while another thread places or finishes may read
+/// counts one apart; the rules are about load, so that is harmless.
 package final class TransferPlacement: Sendable {
     package let session: EngineSessionID
     /// Spreads sessions with little traffic over the shards.
@@ -33,7 +36,7 @@ package final class TransferPlacement: Sendable {
     /// ones may go to a less busy shard (and its own HTTP/2 connection).
     static let http2SpillThreshold = 16
     /// Transfers placed and not yet finished, per shard of the session.
-    private let inFlight: Mutex<[Int]>
+    private let inFlight: [ShardCount]
     /// Each shard's share of the per-host connection limit (see
     /// `EngineSessionOptions.part`); all 0 when there is no limit.
     private let connectionShares: [Int]
@@ -43,7 +46,7 @@ package final class TransferPlacement: Sendable {
         self.session = session
         let count = session.shardCount
         home = Int((session.rawValue >> CurlEngine.shardBits) % UInt64(count))
-        inFlight = Mutex([Int](repeating: 0, count: count))
+        inFlight = (0..<count).map { _ in ShardCount() }
         let options = EngineSessionOptions(maximumConnectionsPerHost: max(0, connectionLimit))
         connectionShares = (0..<count).map { options.part($0, of: count).maximumConnectionsPerHost }
     }
@@ -53,50 +56,54 @@ package final class TransferPlacement: Sendable {
     func place(_ url: String, from callingShard: Int? = EngineTurn.currentShard) -> Int {
         let count = session.shardCount
         if count == 1 {
-            inFlight.withLock { $0[0] += 1 }
+            inFlight[0].add(1)
             return 0
         }
         if let origin = Self.httpsOriginHash(url) {
             let own = Int(origin % UInt64(count))
-            return inFlight.withLock { counts in
-                var chosen = own
-                if counts[own] >= Self.http2SpillThreshold {
-                    for index in counts.indices where counts[index] < counts[chosen] { chosen = index }
+            var chosen = own
+            var chosenCount = inFlight[own].load()
+            if chosenCount >= Self.http2SpillThreshold {
+                for index in inFlight.indices {
+                    let load = inFlight[index].load()
+                    if load < chosenCount { (chosen, chosenCount) = (index, load) }
                 }
-                counts[chosen] += 1
-                return chosen
             }
+            inFlight[chosen].add(1)
+            return chosen
         }
         let shares = connectionShares
-        return inFlight.withLock { counts in
-            // Load relative to each shard's share of the connection limit
-            // (shares differ by one when the limit is odd).
-            var least = home
-            for index in counts.indices where counts[index] - shares[index] < counts[least] - shares[least] {
-                least = index
-            }
-            var chosen = least
-            // Staying on the calling engine thread saves a hand-off, unless
-            // that thread is clearly busier or out of connections: then the
-            // transfer moves, and the code that waits for it resumes where it ran.
-            if let current = callingShard, current < count,
-                counts[current] <= counts[least] + 1 + counts[least] / 8,
-                shares[current] == 0 || counts[current] < shares[current] || counts[least] >= shares[least]
+        // Load relative to each shard's share of the connection limit
+        // (shares differ by one when the limit is odd).
+        var least = home
+        var leastCount = inFlight[home].load()
+        for index in inFlight.indices {
+            let load = inFlight[index].load()
+            if load - shares[index] < leastCount - shares[least] { (least, leastCount) = (index, load) }
+        }
+        var chosen = least
+        // Staying on the calling engine thread saves a hand-off, unless
+        // that thread is clearly busier or out of connections: then the
+        // transfer moves, and the code that waits for it resumes where it ran.
+        if let current = callingShard, current < count {
+            let currentCount = inFlight[current].load()
+            if currentCount <= leastCount + 1 + leastCount / 8,
+                shares[current] == 0 || currentCount < shares[current] || leastCount >= shares[least]
             {
                 chosen = current
             }
-            counts[chosen] += 1
-            return chosen
         }
+        inFlight[chosen].add(1)
+        return chosen
     }
 
     /// A transfer placed on `shard` finished (engine thread).
     func finished(on shard: Int) {
-        inFlight.withLock { $0[shard] -= 1 }
+        inFlight[shard].add(-1)
     }
 
     /// Transfers in flight per shard (tests).
-    package var transfersInFlight: [Int] { inFlight.withLock { $0 } }
+    package var transfersInFlight: [Int] { inFlight.map { $0.load() } }
 
     /// FNV-1a of an https URL's authority, ASCII case folded; nil for any
     /// other scheme. The authority is what names a connection pool entry
@@ -120,4 +127,12 @@ package final class TransferPlacement: Sendable {
             return hash
         }
     }
+}
+
+/// One shard's count of a session's transfers in flight.
+private final class ShardCount: Sendable {
+    private let value = Atomic<Int>(0)
+
+    func load() -> Int { value.load(ordering: .relaxed) }
+    func add(_ delta: Int) { value.add(delta, ordering: .relaxed) }
 }
