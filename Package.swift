@@ -184,7 +184,11 @@ let package = Package(
         .testTarget(name: "LoopbackServerTests", dependencies: ["LoopbackServer", "TestSupport"]),
         .testTarget(
             name: "BackgroundAgentTests",
-            dependencies: ["BackgroundAgent", "AgentWire", "AsyncURLSession", "URLSessionCompat", "LoopbackServer", "TestSupport"]),
+            dependencies: [
+                "BackgroundAgent", "AgentWire", "AsyncURLSession", "URLSessionCompat", "LoopbackServer", "TestSupport",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]),
         // Every code block of MIGRATION.md, compiled (and run by the tests):
         // before (FoundationNetworking), after (URLSessionCompat), async core.
         .target(name: "MigrationGuideBefore", path: "Tests/MigrationGuide/Before"),
