@@ -1,6 +1,9 @@
 // Runs `count` requests keeping at most `concurrency` in flight (a TaskGroup
 // refilled as requests finish) and tallies the outcomes.
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import Synchronization
 
 /// What one request produced.
@@ -26,11 +29,20 @@ public struct RequestOutcome: Sendable {
         RequestOutcome(error: "unexpected HTTP status \(status)")
     }
 
-    /// A whole response: a success when its status is the one expected.
-    public static func response(
-        status: Int, expected: Int, bytesReceived: Int, bytesSent: Int
-    ) -> RequestOutcome {
-        status == expected ? RequestOutcome(bytesReceived: bytesReceived, bytesSent: bytesSent) : .unexpectedStatus(status)
+    /// The outcome of a call that returns a whole body and its response
+    /// (`data(for:)` of FoundationNetworking's URLSession or of our classic
+    /// one): a success when the status is the one expected.
+    public static func collected(
+        expectedStatus: Int, bytesSent: Int, _ call: () async throws -> (Data, URLResponse)
+    ) async -> RequestOutcome {
+        do {
+            let (data, response) = try await call()
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            guard status == expectedStatus else { return .unexpectedStatus(status) }
+            return RequestOutcome(bytesReceived: data.count, bytesSent: bytesSent)
+        } catch {
+            return .failure(error)
+        }
     }
 }
 

@@ -42,13 +42,8 @@ let session = URLSession(configuration: configuration, delegate: streaming ? del
     if streaming {
         return await delegate.run(request, in: session, expectedStatus: expectedStatus)
     }
-    do {
-        let (data, response) = try await session.data(for: request)
-        return .response(
-            status: (response as? HTTPURLResponse)?.statusCode ?? 0, expected: expectedStatus,
-            bytesReceived: data.count, bytesSent: request.httpBody?.count ?? 0)
-    } catch {
-        return .failure(error)
+    return await .collected(expectedStatus: expectedStatus, bytesSent: request.httpBody?.count ?? 0) {
+        try await session.data(for: request)
     }
 }
 

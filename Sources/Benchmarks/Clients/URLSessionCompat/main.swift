@@ -55,13 +55,8 @@ let pacer = SharedPacer(bytesPerSecond: arguments.consumeBytesPerSecond)
 
 /// The outcome of one classic `data(for:)` call.
 @Sendable func fetchAsync(_ index: Int) async -> RequestOutcome {
-    do {
-        let (data, response) = try await session.data(for: request)
-        return .response(
-            status: (response as? HTTPURLResponse)?.statusCode ?? 0, expected: expectedStatus,
-            bytesReceived: data.count, bytesSent: request.httpBody?.count ?? 0)
-    } catch {
-        return .failure(error)
+    await .collected(expectedStatus: expectedStatus, bytesSent: request.httpBody?.count ?? 0) {
+        try await session.data(for: request)
     }
 }
 
