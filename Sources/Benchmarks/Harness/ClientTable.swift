@@ -63,16 +63,17 @@ enum ClientTable {
         ClientSpec(
             "asyncurlsession-io", "bench-asyncurlsession-data", missingHint: ours, extraArguments: ["--io-executor"]),
         ClientSpec("urlsessioncompat", "bench-urlsessioncompat", missingHint: ours),
-        // The classic API as the two other kinds of legacy code wait for it:
-        // a thread blocked on a semaphore, and `data(for:)` on the classic
-        // session (`--classic-style`).
+    ] + classicStyles
+
+    /// The classic API as the two other kinds of legacy code wait for it
+    /// (`--classic-style`): a thread blocked on a semaphore
+    /// (`urlsessioncompat-blocking`), and `data(for:)` on the classic
+    /// session (`urlsessioncompat-async`).
+    static let classicStyles: [ClientSpec] = ["blocking", "async"].map { style in
         ClientSpec(
-            "urlsessioncompat-blocking", "bench-urlsessioncompat", missingHint: ours,
-            extraArguments: ["--classic-style", "blocking"]),
-        ClientSpec(
-            "urlsessioncompat-async", "bench-urlsessioncompat", missingHint: ours,
-            extraArguments: ["--classic-style", "async"]),
-    ]
+            "urlsessioncompat-\(style)", "bench-urlsessioncompat", missingHint: ours,
+            extraArguments: ["--classic-style", style])
+    }
 
     /// The same generated OpenAPI client on three transports: ours,
     /// swift-openapi-urlsession's and swift-openapi-async-http-client's.
