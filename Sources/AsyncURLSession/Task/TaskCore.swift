@@ -379,16 +379,22 @@ final class TaskCore: Sendable {
         // Both are settled outside the lock, before the next event is looked
         // at (a default can queue events). Most pulls have neither; they
         // take the lock once.
-        let (outstanding, handedOutFile, early) = guarded.withLock {
-            guarded -> (OutstandingDecision?, URL?, (TaskPipeline.NextAction, (any HopExchange)?)?) in
-            guard guarded.outstandingDecision == nil, guarded.fileToDeleteOnNextPull == nil else {
-                defer {
-                    guarded.outstandingDecision = nil
-                    guarded.fileToDeleteOnNextPull = nil
+        let (outstanding, handedOutFile, early, looked) = guarded.withLock {
+            guarded -> (OutstandingDecision?, URL?, (TaskPipeline.NextAction, (any HopExchange)?)?, Bool) in
+            let outstanding = guarded.outstandingDecision
+            let file = guarded.fileToDeleteOnNextPull
+            guard outstanding == nil, file == nil else {
+                guarded.outstandingDecision = nil
+                guarded.fileToDeleteOnNextPull = nil
+                // A response decision's default (allow) changes nothing
+                // and queues nothing: the next event is taken now too, and
+                // the decision settled after the lock.
+                if file == nil, case .response? = outstanding {
+                    return (outstanding, nil, Self.takeReadyEvent(in: &guarded), true)
                 }
-                return (guarded.outstandingDecision, guarded.fileToDeleteOnNextPull, nil)
+                return (outstanding, file, nil, false)
             }
-            return (nil, nil, Self.takeReadyEvent(in: &guarded))
+            return (nil, nil, Self.takeReadyEvent(in: &guarded), true)
         }
         outstanding?.settleWithDefault()
         if let handedOutFile { unlink(handedOutFile.path) }
@@ -397,10 +403,10 @@ final class TaskCore: Sendable {
         // without a continuation or a cancellation handler: registering
         // both and resuming at once was about 7% of a streamed 1 MiB body's
         // CPU, per event.
-        // A pull that settled something looks again now; the others looked
-        // under the first lock.
-        let settledSomething = outstanding != nil || handedOutFile != nil
-        let ready = settledSomething ? guarded.withLock { Self.takeReadyEvent(in: &$0) } : early
+        // A pull whose settling may have queued something (another
+        // decision's default, a file deleted) looks again now; the others
+        // looked under the first lock.
+        let ready = looked ? early : guarded.withLock { Self.takeReadyEvent(in: &$0) }
         guard let (action, exchange) = ready else { return .mustWait }
         switch action {
         case .deliver(let event, let resumeReceiving):
