@@ -15,7 +15,7 @@ extension TaskCore: TurnWork {
     /// resumed, so it is resumed exactly once.
     enum Wake {
         case event(UnsafeContinuation<TaskEvent?, any Error>, Result<TaskEvent?, URLError>)
-        case collect(UnsafeContinuation<Void, any Error>, Result<Void, URLError>)
+        case collect(UnsafeContinuation<CollectedHandOff, any Error>, Result<CollectedHandOff, URLError>)
         /// `whenCollectionEnds`: called instead of resuming anybody.
         case collectCallback(@Sendable () -> Void)
         /// Body bytes queued for a parked consumer: handed over after the
@@ -151,7 +151,7 @@ extension TaskCore: TurnWork {
             }
             guard let waiter = guarded.collectWaiter else { return nil }
             guarded.collectWaiter = nil
-            return .collect(waiter, end)
+            return .collect(waiter, takeCollected(end, in: &guarded))
         case .none:
             return nil
         }

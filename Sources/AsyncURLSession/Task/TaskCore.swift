@@ -64,7 +64,7 @@ final class TaskCore: Sendable {
         var wakeAtTurnEnd: Wake?
         /// Set while the consumer waits; taken (set to nil) by whoever resumes it.
         var eventWaiter: UnsafeContinuation<TaskEvent?, any Error>?
-        var collectWaiter: UnsafeContinuation<Void, any Error>?
+        var collectWaiter: UnsafeContinuation<CollectedHandOff, any Error>?
         /// `whenCollectionEnds`'s callback, until the task ends.
         var collectCallback: (@Sendable () -> Void)?
         var progress: Progress?
@@ -504,10 +504,10 @@ final class TaskCore: Sendable {
     /// `useCollectingConsumer()` and `resume()`).
     func collect() async throws -> (Data, HTTPURLResponse) {
         if Task.isCancelled { cancel() }
-        try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                let (end, exchange) = guarded.withLock { guarded -> (Result<Void, URLError>?, (any HopExchange)?) in
-                    if let end = guarded.pipeline.end { return (end, nil) }
+        let handed = try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<CollectedHandOff, any Error>) in
+                let (end, exchange) = guarded.withLock { guarded -> (Result<CollectedHandOff, URLError>?, (any HopExchange)?) in
+                    if let end = guarded.pipeline.end { return (Self.takeCollected(end, in: &guarded), nil) }
                     guarded.collectWaiter = continuation
                     // A transfer whose body flows already is the engine thread's (see `waitInlineBeforeBody`).
                     return (nil, guarded.pipeline.bytesReceived == 0 ? guarded.exchange : nil)
@@ -521,7 +521,25 @@ final class TaskCore: Sendable {
         } onCancel: {
             self.cancel()
         }
-        return try takeCollectedResult().get()
+        // Foundation's response is built here, on the consumer's thread.
+        guard let response = handed.source?.response else {
+            throw URLError.make(
+                .badServerResponse, url: failingURLString, reason: "The transfer ended without a response.")
+        }
+        return (handed.body, response)
+    }
+
+    /// The collected body and the response it answers, taken out of the
+    /// pipeline under the lock that saw the end (the waker's, or
+    /// `collect()`'s own when the end came first) and handed to the waiting
+    /// consumer with its resumption: no second acquisition to take them.
+    struct CollectedHandOff {
+        let body: Data
+        let source: ResponseSource?
+    }
+
+    static func takeCollected(_ end: Result<Void, URLError>, in guarded: inout Guarded) -> Result<CollectedHandOff, URLError> {
+        end.map { CollectedHandOff(body: guarded.pipeline.takeCollectedBody(), source: guarded.pipeline.responseSource) }
     }
 
     // MARK: - Ending
