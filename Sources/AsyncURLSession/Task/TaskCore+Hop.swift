@@ -31,7 +31,7 @@ extension TaskCore {
         // a collected body's response is then published under the same lock.
         let publishesAtOnce = !head.hasSetCookie && !head.hasStrictTransportSecurity && log == nil
             && observation == nil && !hasHandlers
-        var publishedAtOnce: PublishedAtOnce?
+        var publishedAtOnce: PublishedResponse?
         /// What one lock acquisition learns of the hop (see `HeadCheck`).
         guard let check = guarded.withLock({ guarded -> HeadCheck? in
             guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
@@ -47,14 +47,13 @@ extension TaskCore {
                 if publishesAtOnce, !check.consumer.events, !check.consumer.download,
                     case .deliver(let source) = verdict
                 {
-                    publishedAtOnce = Self.publishCollected(source, in: &guarded)
+                    publishedAtOnce = publish(source, decision: nil, heldBody: nil, afterHandlers: false, in: &guarded)
                 }
             }
             return check
         }) else { return }
         if let publishedAtOnce {
-            publishedAtOnce.wake?.run(by: self)
-            if let (end, held) = publishedAtOnce.pendingEnd { finishHop(end, held: held) }
+            carryOut(publishedAtOnce, decision: nil)
             return
         }
         let url = check.url
@@ -87,23 +86,6 @@ extension TaskCore {
         if case .deliver(let source) = verdict, !startMultipart(source, id: id) {
             deliverFinalResponse(source, heldBody: nil, consumer: check.consumer)
         }
-    }
-
-    /// A response published under the head's lock (`publishCollected`):
-    /// what to carry out after it.
-    struct PublishedAtOnce {
-        var wake: Wake?
-        var pendingEnd: (HopEnd, HopState.Held?)?
-    }
-
-    /// `publishResponse` for a collected body with nobody to ask and no
-    /// held body: its lock-side work, under the caller's lock.
-    static func publishCollected(_ source: ResponseSource, in guarded: inout Guarded) -> PublishedAtOnce {
-        var result = PublishedAtOnce()
-        result.wake = wake(for: guarded.pipeline.receivedResponse(source, decision: nil), in: &guarded)
-        updateProgress(&guarded)
-        if let end = guarded.publication.published() { result.pendingEnd = (end, guarded.hop.held) }
-        return result
     }
 
     /// What `hopDidReceiveHead` reads of the hop under its one lock.
@@ -252,7 +234,7 @@ extension TaskCore {
                 if quiet, !readable {
                     // `complete(error: nil, metrics: nil)`, here.
                     finishedHere = true
-                    finishWake = Self.wake(for: guarded.pipeline.finish(error: nil, metrics: nil), in: &guarded)
+                    finishWake = finish(error: nil, metrics: nil, in: &guarded)
                     return nil
                 }
                 plainEnd = PlainEnd(
@@ -269,8 +251,7 @@ extension TaskCore {
             }
         }
         if finishedHere {
-            context.unregister(identifier)
-            finishWake?.run(by: self)
+            finished(waking: finishWake)
             return
         }
         guard let (end, held) = next else { return }
@@ -388,34 +369,50 @@ extension TaskCore {
             _ = source.response
         }
         let decision = handed ?? (events ? makeResponseDecision() : nil)
-        struct Published {
-            var wake: Wake?
-            var bodyError: URLError?
-            var resumeReceiving: (any HopExchange)?
-            var pendingEnd: (HopEnd, HopState.Held?)?
-            var collecting = false
+        let published = guarded.withLock { guarded in
+            publish(source, decision: decision, heldBody: heldBody, afterHandlers: afterHandlers, in: &guarded)
         }
-        let published = guarded.withLock { guarded -> Published in
-            var result = Published()
-            if guarded.download != nil, let response = source.response,
-                let resumed = downloadResponseArrived(response, in: &guarded)
-            {
-                result.wake = Self.wake(for: guarded.pipeline.offer(resumed), in: &guarded)
-            }
-            let delivery = guarded.pipeline.receivedResponse(source, decision: decision)
+        carryOut(published, decision: decision)
+    }
+
+    /// What publishing a response under the lock leaves to do after it.
+    struct PublishedResponse {
+        var wake: Wake?
+        var bodyError: URLError?
+        var resumeReceiving: (any HopExchange)?
+        var pendingEnd: (HopEnd, HopState.Held?)?
+        var collecting = false
+    }
+
+    /// The lock-side half of publishing a response (`publishResponse`, or
+    /// `hopDidReceiveHead` for a collected body under its own lock).
+    func publish(
+        _ source: ResponseSource, decision: ResponseDecision?, heldBody: Data?, afterHandlers: Bool,
+        in guarded: inout Guarded
+    ) -> PublishedResponse {
+        var result = PublishedResponse()
+        if guarded.download != nil, let response = source.response,
+            let resumed = downloadResponseArrived(response, in: &guarded)
+        {
+            result.wake = Self.wake(for: guarded.pipeline.offer(resumed), in: &guarded)
+        }
+        let delivery = guarded.pipeline.receivedResponse(source, decision: decision)
+        if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
+        if let heldBody {
+            let (delivery, error) = guarded.pipeline.receivedHeldBody(heldBody)
+            result.bodyError = error
             if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
-            if let heldBody {
-                let (delivery, error) = guarded.pipeline.receivedHeldBody(heldBody)
-                result.bodyError = error
-                if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
-            }
-            Self.updateProgress(&guarded)
-            if afterHandlers, guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.exchange }
-            // A hop that ended before (or as) its response was published.
-            if let end = guarded.publication.published() { result.pendingEnd = (end, guarded.hop.held) }
-            result.collecting = guarded.pipeline.consumer != .events
-            return result
         }
+        Self.updateProgress(&guarded)
+        if afterHandlers, guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.exchange }
+        // A hop that ended before (or as) its response was published.
+        if let end = guarded.publication.published() { result.pendingEnd = (end, guarded.hop.held) }
+        result.collecting = guarded.pipeline.consumer != .events
+        return result
+    }
+
+    /// The half of publishing a response that runs after the lock.
+    private func carryOut(_ published: PublishedResponse, decision: ResponseDecision?) {
         // With no events consumer there is nobody left to answer.
         if published.collecting { decision?.settleWithDefault() }
         published.wake?.run(by: self)

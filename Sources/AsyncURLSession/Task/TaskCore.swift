@@ -311,8 +311,7 @@ final class TaskCore: Sendable {
         case .finishWithoutTransfer:
             observeEnd(error: error)
             finishDownload(error: error) { _ in }
-            context.unregister(identifier)
-            wake?.run(by: self)
+            finished(waking: wake)
         case .none:
             break
         }
@@ -482,22 +481,22 @@ final class TaskCore: Sendable {
     /// Foundation's response is built here, on the consumer's thread, not on
     /// the engine thread (see ResponseSource).
     func takeCollectedResult() -> Result<(Data, HTTPURLResponse), URLError> {
-        let (end, body, source) = guarded.withLock {
-            ($0.pipeline.end, $0.pipeline.takeCollectedBody(), $0.pipeline.responseSource)
-        }
-        switch end {
-        case .failure(let error):
-            return .failure(error)
-        case nil:
+        let handed = guarded.withLock { guarded in guarded.pipeline.end.map { Self.takeCollected($0, in: &guarded) } }
+        guard let handed else {
             return .failure(URLError.make(
                 .unknown, url: failingURLString, reason: "takeCollectedResult() was called before the task ended."))
-        case .success:
-            guard let response = source?.response else {
-                return .failure(URLError.make(
-                    .badServerResponse, url: failingURLString, reason: "The transfer ended without a response."))
-            }
-            return .success((body, response))
         }
+        return handed.flatMap(collectedResult)
+    }
+
+    /// The body and Foundation's response (built here, on the consumer's
+    /// thread) of a collection that ended well.
+    private func collectedResult(_ handed: CollectedHandOff) -> Result<(Data, HTTPURLResponse), URLError> {
+        guard let response = handed.source?.response else {
+            return .failure(URLError.make(
+                .badServerResponse, url: failingURLString, reason: "The transfer ended without a response."))
+        }
+        return .success((handed.body, response))
     }
 
     /// Waits for the whole body (after `resumeCollecting()`, or
@@ -521,12 +520,7 @@ final class TaskCore: Sendable {
         } onCancel: {
             self.cancel()
         }
-        // Foundation's response is built here, on the consumer's thread.
-        guard let response = handed.source?.response else {
-            throw URLError.make(
-                .badServerResponse, url: failingURLString, reason: "The transfer ended without a response.")
-        }
-        return (handed.body, response)
+        return try collectedResult(handed).get()
     }
 
     /// The collected body and the response it answers, taken out of the
@@ -560,13 +554,21 @@ final class TaskCore: Sendable {
                 error: error, bytesReceived: countOfBytesReceived, seconds: Date().timeIntervalSince(createdAt))
         }
         observeEnd(error: error)
-        let wake = guarded.withLock { guarded in
-            guarded.exchange = nil
-            // Every task error names the request that failed, under both of
-            // Apple's keys, whichever path made it.
-            let error = error?.namingFailingURL(guarded.hop.request.url ?? originalRequest.url)
-            return Self.wake(for: guarded.pipeline.finish(error: error, metrics: metrics), in: &guarded)
-        }
+        finished(waking: guarded.withLock { finish(error: error, metrics: metrics, in: &$0) })
+    }
+
+    /// The lock-side half of ending the task (`complete`, or a plain hop
+    /// end under its own lock): the consumer to wake, if any.
+    func finish(error: URLError?, metrics: TaskMetrics?, in guarded: inout Guarded) -> Wake? {
+        guarded.exchange = nil
+        // Every task error names the request that failed, under both of
+        // Apple's keys, whichever path made it.
+        let error = error?.namingFailingURL(guarded.hop.request.url ?? originalRequest.url)
+        return Self.wake(for: guarded.pipeline.finish(error: error, metrics: metrics), in: &guarded)
+    }
+
+    /// After the task ended: the session lets it go, its consumer wakes.
+    func finished(waking wake: Wake?) {
         context.unregister(identifier)
         wake?.run(by: self)
     }
