@@ -174,6 +174,21 @@ import URLSessionCompat
         }
     }
 
+    /// As scripts write it: the session made inline for one call and never
+    /// held, many calls at once, each awaiting the core directly.
+    @Test func asyncDataOnSessionsNobodyHolds_returnEveryBody() async throws {
+        try await withServer { server in
+            let url = server.url("/bytes/300")
+            let sizes = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<16 {
+                    group.addTask { try await URLSession(configuration: .ephemeral).data(from: url).0.count }
+                }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(sizes == Array(repeating: 300, count: 16))
+        }
+    }
+
     /// A call made from a Swift task cancelled beforehand fails with
     /// `cancelled` and leaves no task behind.
     @Test func asyncDataFromACancelledTask_failsAndLeavesNoTask() async throws {
