@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// A download's file and what it knows about the body it holds, with the
 /// decisions that are the download's own as explicit transitions (where a
@@ -6,16 +9,68 @@ import Foundation
 /// task's `Guarded` (nil for other tasks) and driven by `TaskCore`; the file's
 /// writes are `DownloadFile`'s.
 struct DownloadState {
-    var file: DownloadFile?
+    /// The file being written; nil once it is finished or given up.
+    private(set) var file: DownloadFile?
     /// The finished file, handed to the consumer.
-    var finishedURL: URL?
+    private(set) var finishedURL: URL?
     var throttle = ProgressThrottle()
     /// Range start asked for (a download from resume data), else 0.
-    var requestedOffset: Int64 = 0
-    var entityTag: String?
-    var lastModified: String?
+    private(set) var requestedOffset: Int64 = 0
+    private(set) var entityTag: String?
+    private(set) var lastModified: String?
 
     var hasValidator: Bool { entityTag != nil || lastModified != nil }
+
+    /// A download into `file` that asks for the bytes from `requestedOffset`
+    /// on (0: all of them), holding the validator it has so far.
+    init(file: DownloadFile?, requestedOffset: Int64 = 0, entityTag: String? = nil, lastModified: String? = nil) {
+        self.file = file
+        self.requestedOffset = requestedOffset
+        self.entityTag = entityTag
+        self.lastModified = lastModified
+    }
+
+    /// A download into `file`: from the start, or continuing the one
+    /// `resume` describes (its bytes, asked for as a range, and its validator).
+    init(file: DownloadFile, resumingFrom resume: ResumeData?) {
+        let payload = resume?.payload
+        self.init(
+            file: file, requestedOffset: payload?.bytesReceived ?? 0, entityTag: payload?.entityTag,
+            lastModified: payload?.lastModified)
+    }
+
+    /// A data task that became a download after `response`: its validator
+    /// is what resume data will name.
+    init(file: DownloadFile, after response: HTTPURLResponse?) {
+        let validator = response.map(ResumeData.validator(of:))
+        self.init(file: file, entityTag: validator?.entityTag, lastModified: validator?.lastModified)
+    }
+
+    /// The body reached `total` bytes of `expected` (-1: unknown): the
+    /// progress to report, or nil while the throttle holds it back.
+    mutating func progress(at total: Int64, of expected: Int64, now: UInt64) -> TransferProgress? {
+        let previous = throttle.reportedTotal
+        guard throttle.shouldReport(total: total, now: now) else { return nil }
+        return TransferProgress(bytes: total - previous, totalBytes: total, totalBytesExpected: expected)
+    }
+
+    /// The body ended at `total`: the last progress, unless it was reported.
+    mutating func finalProgress(at total: Int64, of expected: Int64) -> TransferProgress? {
+        let previous = throttle.reportedTotal
+        guard throttle.shouldReportFinal(total: total) else { return nil }
+        return TransferProgress(bytes: total - previous, totalBytes: total, totalBytesExpected: expected)
+    }
+
+    /// The file was written whole and closed: it is handed out from `finishedURL`.
+    mutating func finished(_ written: DownloadFile) {
+        file = nil
+        finishedURL = written.url
+    }
+
+    /// The file is no longer this download's (kept for resume data, or removed).
+    mutating func releaseFile() {
+        file = nil
+    }
 
     /// Where the body of a response goes in the file.
     struct Continuation: Equatable {

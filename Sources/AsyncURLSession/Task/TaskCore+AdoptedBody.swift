@@ -25,8 +25,8 @@ extension TaskCore {
     func adoptDownloadBody(_ source: URL, length: Int64, id: HopID) -> AdoptedBody {
         let outcome = guarded.withLock { guarded -> AdoptedBody in
             guard guarded.transferID == id else { return .abort(URLError(.cancelled)) }
-            guard guarded.hop.held == nil, guarded.hop.cache == nil, var state = guarded.download,
-                let file = state.file, state.requestedOffset == 0, guarded.pipeline.bytesReceived == 0,
+            guard guarded.hop.held == nil, guarded.hop.cache == nil, let file = guarded.download?.file,
+                guarded.download?.requestedOffset == 0, guarded.pipeline.bytesReceived == 0,
                 let count = Int(exactly: length)
             else { return .notAdoptable }
             switch guarded.pipeline.receivedDownloadBytes(count: count) {
@@ -37,13 +37,11 @@ extension TaskCore {
             file.adopt(source, size: length)
             Self.updateProgress(&guarded)
             var wake: Wake?
-            let previous = state.throttle.reportedTotal
-            if state.throttle.shouldReport(total: length, now: DispatchTime.now().uptimeNanoseconds) {
-                let progress = TransferProgress(
-                    bytes: length - previous, totalBytes: length, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)
+            if let progress = guarded.download?.progress(
+                at: length, of: guarded.pipeline.bytesExpectedToReceive, now: DispatchTime.now().uptimeNanoseconds)
+            {
                 wake = Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
             }
-            guarded.download = state
             return .adopted(file, wake)
         }
         return outcome
@@ -66,16 +64,13 @@ extension TaskCore {
     /// unknown), reported as download progress, throttled as the engine's is.
     func reportDownloadProgress(total: Int64, expected: Int64, id: HopID) {
         let wake = guarded.withLock { guarded -> Wake? in
-            guard guarded.transferID == id, var state = guarded.download, state.file != nil, state.requestedOffset == 0
+            guard guarded.transferID == id, guarded.download?.file != nil, guarded.download?.requestedOffset == 0,
+                let progress = guarded.download?.progress(at: total, of: expected, now: DispatchTime.now().uptimeNanoseconds)
             else { return nil }
-            let previous = state.throttle.reportedTotal
-            guard state.throttle.shouldReport(total: total, now: DispatchTime.now().uptimeNanoseconds) else { return nil }
-            guarded.download = state
-            if let progress = guarded.progress {
-                progress.totalUnitCount = expected
-                progress.completedUnitCount = total
+            if let overall = guarded.progress {
+                overall.totalUnitCount = expected
+                overall.completedUnitCount = total
             }
-            let progress = TransferProgress(bytes: total - previous, totalBytes: total, totalBytesExpected: expected)
             return Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
         }
         wake?.run(by: self)

@@ -37,7 +37,7 @@ extension TaskCore {
     /// server offered that we speak and nobody rejected.
     func offerChallenge(_ held: HopState.Held) {
         let (request, originCredential, usedProxyCredential, rejected) = guarded.withLock { guarded in
-            (guarded.hop.request, guarded.hop.credential, guarded.hop.proxyCredential, guarded.rejectedMethods)
+            (guarded.hop.request, guarded.hop.credential, guarded.hop.proxyCredential, guarded.history.rejectedMethods)
         }
         let isProxy = held.response.statusCode == 407
         let usedCredential = isProxy ? usedProxyCredential : originCredential
@@ -58,10 +58,7 @@ extension TaskCore {
             protocol: url.scheme?.lowercased(), realm: challenge.realm, authenticationMethod: method)
         let answerable = !isProxy || proxySpace != nil
         let key = CredentialStore.key(for: space)
-        let failures = guarded.withLock { guarded -> Int in
-            if usedCredential != nil { guarded.failureCounts[key, default: 0] += 1 }
-            return guarded.failureCounts[key, default: 0]
-        }
+        let failures = guarded.withLock { $0.history.challenged(for: key, credentialWasSent: usedCredential != nil) }
         guard failures < Self.maximumAuthenticationAttempts else {
             stopAtHeldResponse(held)
             return
@@ -82,7 +79,7 @@ extension TaskCore {
         let retry: @Sendable (HopCredential) -> Void = { [weak self] credential in
             guard let self else { return }
             if isProxy {
-                guarded.withLock { $0.proxyCredential = credential }
+                guarded.withLock { $0.connection().answered(proxyCredential: credential) }
                 if credential.credential.persistence != .none {
                     context.proxyAnswer.withLock { $0 = credential }
                 }
@@ -108,7 +105,7 @@ extension TaskCore {
                 // Apple's description of a cancelled task, as `cancel()`'s.
                 completeWithTransactions(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
             case .rejectProtectionSpace:
-                guarded.withLock { _ = $0.rejectedMethods.insert(method) }
+                guarded.withLock { $0.history.rejected(method: method) }
                 offerChallenge(held)
             }
         }

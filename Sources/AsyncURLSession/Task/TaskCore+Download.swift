@@ -25,15 +25,7 @@ extension TaskCore {
         case .failure(let error):
             complete(error: error, metrics: nil)
         case .success(let file):
-            guarded.withLock { guarded in
-                var state = DownloadState(file: file)
-                if let resume = resumeFrom {
-                    state.requestedOffset = resume.payload.bytesReceived
-                    state.entityTag = resume.payload.entityTag
-                    state.lastModified = resume.payload.lastModified
-                }
-                guarded.download = state
-            }
+            guarded.withLock { $0.download = DownloadState(file: file, resumingFrom: resumeFrom) }
             startHop(originalRequest, credential: nil)
         }
     }
@@ -42,13 +34,13 @@ extension TaskCore {
     /// (a 206 for the range asked for continues it; anything else restarts
     /// it), and the `resumed` event for a download from resume data.
     func downloadResponseArrived(_ response: HTTPURLResponse, in guarded: inout Guarded) -> TaskEvent? {
-        guard var state = guarded.download, let file = state.file else { return nil }
+        guard let file = guarded.download?.file else { return nil }
         let validator = ResumeData.validator(of: response)
-        let continuation = state.responseArrived(
+        guard let continuation = guarded.download?.responseArrived(
             statusCode: response.statusCode, contentRange: ContentRange(response),
             expectedContentLength: response.expectedContentLength,
             entityTag: validator.entityTag, lastModified: validator.lastModified)
-        guarded.download = state
+        else { return nil }
         if continuation.restartsFile { file.truncate(to: 0) }
         guarded.pipeline.resumedAt(offset: continuation.offset)
         guarded.pipeline.expectedTotalOverride = continuation.expectedTotal
@@ -62,7 +54,7 @@ extension TaskCore {
         case .abort(let error): return (.abort(error), nil)
         case .accept: break
         }
-        guard var state = guarded.download, let file = state.file else { return (.abort(URLError(.cancelled)), nil) }
+        guard let file = guarded.download?.file else { return (.abort(URLError(.cancelled)), nil) }
         if file.isFull {
             // The disk is behind: hand the bytes back and wait for the writer.
             guarded.pipeline.undoDownloadBytes(count: bytes.count)
@@ -73,16 +65,11 @@ extension TaskCore {
         }
         if let error = file.enqueue(Data(bytes)) { return (.abort(error), nil) }
         Self.updateProgress(&guarded)
-        let total = guarded.pipeline.bytesReceived
-        let previous = state.throttle.reportedTotal
-        var wake: Wake?
-        if state.throttle.shouldReport(total: total, now: DispatchTime.now().uptimeNanoseconds) {
-            let progress = TransferProgress(
-                bytes: total - previous, totalBytes: total, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)
-            wake = Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
-        }
-        guarded.download = state
-        return (.accepted, wake)
+        guard let progress = guarded.download?.progress(
+            at: guarded.pipeline.bytesReceived, of: guarded.pipeline.bytesExpectedToReceive,
+            now: DispatchTime.now().uptimeNanoseconds)
+        else { return (.accepted, nil) }
+        return (.accepted, Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded))
     }
 
     /// A data task's response decision said `becomeDownload`: the rest of the
@@ -112,31 +99,25 @@ extension TaskCore {
             for chunk in guarded.pipeline.takeQueuedBody() {
                 if let error = file.enqueue(chunk) { return (error, nil) }
             }
-            var state = DownloadState(file: file)
-            if let response = guarded.pipeline.response {
-                let validator = ResumeData.validator(of: response)
-                state.entityTag = validator.entityTag
-                state.lastModified = validator.lastModified
-            }
-            guarded.kind = .download
+            guarded.download = DownloadState(file: file, after: guarded.pipeline.response)
             if ended {
                 // The whole body was already here (at most the stream buffer,
                 // 1 MiB): write it out now, on this consumer's thread, so the
                 // file is whole when `downloaded` is handed out.
-                if let error = file.drain() { return (error, nil) }
+                if let error = file.drain() {
+                    guarded.download = nil
+                    return (error, nil)
+                }
                 file.close()
-                state.file = nil
-                state.finishedURL = file.url
+                guarded.download?.finished(file)
                 let total = guarded.pipeline.bytesReceived
                 guarded.pipeline.insertDownloadEnd([
                     .downloadProgress(TransferProgress(
                         bytes: total, totalBytes: total, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)),
                     .downloaded(file.url),
                 ])
-                guarded.download = state
                 return (nil, nil)
             }
-            guarded.download = state
             return (nil, guarded.exchange)
         }
         if let error = outcome.0 {
@@ -168,27 +149,23 @@ extension TaskCore {
         let (result, waiters, resumeData, wake) = guarded.withLock {
             guarded -> (URLError?, [CheckedContinuation<Data?, Never>], Data?, Wake?) in
             let waiters = guarded.resumeData.takeWaiters()
-            guard var state = guarded.download, let file = state.file else { return (error, waiters, nil, nil) }
-            state.file = nil
-            defer { guarded.download = state }
+            guard let file = guarded.download?.file else { return (error, waiters, nil, nil) }
             guard let error else {
                 file.close()
-                state.finishedURL = file.url
+                guarded.download?.finished(file)
                 var wake: Wake?
-                let total = guarded.pipeline.bytesReceived
-                let previous = state.throttle.reportedTotal
-                if state.throttle.shouldReportFinal(total: total) {
-                    let progress = TransferProgress(
-                        bytes: total - previous, totalBytes: total,
-                        totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)
+                if let progress = guarded.download?.finalProgress(
+                    at: guarded.pipeline.bytesReceived, of: guarded.pipeline.bytesExpectedToReceive)
+                {
                     wake = Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
                 }
                 let delivery = guarded.pipeline.offer(.downloaded(file.url))
                 if wake == nil { wake = Self.wake(for: delivery, in: &guarded) }
                 return (nil, waiters, nil, wake)
             }
+            guarded.download?.releaseFile()
             let resumable = guarded.resumeData.isWanted || Self.canResume(after: error)
-            guard resumable, file.size > 0, state.hasValidator,
+            guard resumable, file.size > 0, let state = guarded.download, state.hasValidator,
                 let data = makeResumeData(file: file, state: state, request: guarded.hop.request)
             else {
                 file.remove()

@@ -201,7 +201,7 @@ extension TaskCore {
             // stopped for a trust decision is not a transaction: the hop
             // starts again.
             if outcome.tlsChallenge == nil, metricsReadable(guarded) {
-                guarded.transactions.append(PendingTransaction(
+                guarded.history.record(PendingTransaction(
                     metrics: outcome.metrics, request: guarded.hop.request,
                     response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource,
                     fetchType: exchange.fetchType))
@@ -238,7 +238,7 @@ extension TaskCore {
                     return nil
                 }
                 plainEnd = PlainEnd(
-                    transactions: readable ? guarded.transactions : [], redirectCount: guarded.redirectCount,
+                    transactions: readable ? guarded.history.transactions : [], redirectCount: guarded.history.redirectCount,
                     metricsReadable: readable)
             }
             return (end, guarded.hop.held)

@@ -11,7 +11,7 @@ extension TaskCore {
     /// one the session kept, else the proxy configuration's user and password. Nil: libcurl sends none
     /// and a 407 becomes a challenge.
     func proxyCredential() -> HopCredential? {
-        if let answered = guarded.withLock({ $0.proxyCredential }) ?? context.proxyAnswer.withLock({ $0 }) {
+        if let answered = guarded.withLock({ $0.connectionState?.proxyCredential }) ?? context.proxyAnswer.withLock({ $0 }) {
             return answered
         }
         guard let proxy = context.configuration.proxy, let user = proxy.user else { return nil }

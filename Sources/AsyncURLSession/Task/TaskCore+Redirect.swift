@@ -8,7 +8,7 @@ extension TaskCore {
     /// A hop ended on a usable 3xx: offer the redirect, then follow or stop.
     func offerRedirect(_ held: HopState.Held, proposed: URLRequest, isDowngrade: Bool) {
         let configuration = context.configuration
-        let count = guarded.withLock { $0.redirectCount }
+        let count = guarded.withLock { $0.history.redirectCount }
         guard count < configuration.httpMaximumRedirects else {
             completeWithTransactions(error: URLError.make(
                 .httpTooManyRedirects, url: failingURLString,
@@ -27,7 +27,7 @@ extension TaskCore {
             log?.decision("redirect", answer.logDescription)
             switch answer {
             case .follow(let request):
-                guarded.withLock { $0.redirectCount += 1 }
+                guarded.withLock { $0.history.followedRedirect() }
                 startHop(request, credential: nil)
             case .stop:
                 stopAtHeldResponse(held)

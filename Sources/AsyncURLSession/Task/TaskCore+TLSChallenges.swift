@@ -17,13 +17,14 @@ extension TaskCore {
     /// The TLS-challenge settings for a hop to `request`'s URL; nil when the
     /// task does not offer them or the URL is not https.
     func tlsChallengeHop(for request: URLRequest) -> TLSChallengeHop? {
-        guard offersTLS.load(ordering: .relaxed) || guarded.withLock({ $0.trustDiagnosis != nil }) else { return nil }
+        guard offersTLS.load(ordering: .relaxed) || guarded.withLock({ $0.connectionState?.trustDiagnosis != nil }) else { return nil }
         guard let url = request.url, url.absoluteString.hasPrefixIgnoringASCIICase("https:"),
             let host = url.host, !host.isEmpty
         else { return nil }
         let key = TLSChallengeAnswers.key(host: host, port: url.port ?? 443)
         let (diagnosing, trustAnswer, identityAnswer) = guarded.withLock {
-            ($0.trustDiagnosis != nil, $0.trustAnswers[key], $0.clientCertificateAnswers[key])
+            let answers = $0.connectionState
+            return (answers?.trustDiagnosis != nil, answers?.trustAnswers[key], answers?.clientCertificateAnswers[key])
         }
         if diagnosing {
             // Record the chain and stop: nothing is sent, nobody is asked.
@@ -36,15 +37,11 @@ extension TaskCore {
 
     /// A hop's handshake stopped for `report`: ask, then start the hop again.
     func offerTLSChallenge(_ report: TLSChallengeReport) {
-        if let original = guarded.withLock({ guarded -> URLError? in
-            defer { guarded.trustDiagnosis = nil }
-            return guarded.trustDiagnosis
-        }) {
+        if let original = guarded.withLock({ $0.connectionState?.takeDiagnosis() }) {
             return finishTrustDiagnosis(report, original: original)
         }
         let (request, credential, attempts) = guarded.withLock { guarded in
-            guarded.tlsChallengeCount += 1
-            return (guarded.hop.request, guarded.hop.credential, guarded.tlsChallengeCount)
+            (guarded.hop.request, guarded.hop.credential, guarded.connection().countChallenge())
         }
         let question = TLSChallengeQuestion(
             report, url: request.url?.absoluteString, port: request.url?.port ?? 443,
@@ -71,17 +68,17 @@ extension TaskCore {
     ) {
         switch meaning {
         case .trusted(let leafSHA256, let pin):
-            guarded.withLock { $0.trustAnswers[key] = .trusted(leafSHA256: leafSHA256, pin: pin) }
+            guarded.withLock { $0.connection().answered(trust: .trusted(leafSHA256: leafSHA256, pin: pin), for: key) }
             context.tlsChallengeAnswers.remember(pin: pin, for: key)
         case .defaultTrust(let trust):
             if let error = trust.verificationError { return completeWithTransactions(error: error) }
-            guarded.withLock { $0.trustAnswers[key] = .verified }
+            guarded.withLock { $0.connection().answered(trust: .verified, for: key) }
             context.tlsChallengeAnswers.forgetPin(for: key)
         case .identity(let identity, let persists):
-            guarded.withLock { $0.clientCertificateAnswers[key] = .identity(identity) }
+            guarded.withLock { $0.connection().answered(clientCertificate: .identity(identity), for: key) }
             if persists { context.tlsChallengeAnswers.remember(identity: identity, for: key) }
         case .withoutCertificate:
-            guarded.withLock { $0.clientCertificateAnswers[key] = .withoutCertificate }
+            guarded.withLock { $0.connection().answered(clientCertificate: .withoutCertificate, for: key) }
         case .cancel:
             return completeWithTransactions(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
         }
@@ -106,17 +103,13 @@ extension TaskCore {
         else { return false }
         if case .streamed = upload { return false }
         let (request, credential, started) = guarded.withLock { guarded -> (URLRequest, HopCredential?, Bool) in
-            guard guarded.trustDiagnosis == nil, guarded.tlsChallengeCount == 0 else {
-                return (guarded.hop.request, nil, false)
-            }
-            guarded.trustDiagnosis = error
-            guarded.tlsChallengeCount += 1
+            guard guarded.connection().startDiagnosis(of: error) else { return (guarded.hop.request, nil, false) }
             return (guarded.hop.request, guarded.hop.credential, true)
         }
         guard started, let url = request.url, url.absoluteString.hasPrefixIgnoringASCIICase("https:"),
             RequestPreparation.pinnedPublicKey(for: url, in: context.configuration.pinnedPublicKeys) == nil
         else {
-            if started { guarded.withLock { $0.trustDiagnosis = nil } }
+            if started { _ = guarded.withLock { $0.connectionState?.takeDiagnosis() } }
             return false
         }
         startHop(request, credential: credential)
@@ -139,9 +132,6 @@ extension TaskCore {
 
     /// The diagnosing hop ended without a report: the first error stands.
     func endTrustDiagnosis() -> URLError? {
-        guarded.withLock { guarded in
-            defer { guarded.trustDiagnosis = nil }
-            return guarded.trustDiagnosis
-        }
+        guarded.withLock { $0.connectionState?.takeDiagnosis() }
     }
 }

@@ -21,7 +21,7 @@ extension TaskCore: TurnWork {
         /// Body bytes queued for a parked consumer: handed over after the
         /// engine's current read (`TaskPipeline.DeliveryAction.handOffAfterRead`).
         case handOffAfterRead(TaskCore)
-        /// The wake-up is in `Guarded.wakeAtTurnEnd` already, put there
+        /// The wake-up is held in `ConsumerWaiters` already, put there
         /// under the lock that made it (`holdForTurnEnd`): `run(by:)` only
         /// registers the task with the turn, without taking the lock again.
         case heldForTurnEnd
@@ -46,11 +46,7 @@ extension TaskCore: TurnWork {
             case .handOffAfterRead:
                 EngineTurn.afterRead(core)
             default:
-                let held = core.guarded.withLock { guarded -> Bool in
-                    guard guarded.wakeAtTurnEnd == nil else { return false }
-                    guarded.wakeAtTurnEnd = self
-                    return true
-                }
+                let held = core.guarded.withLock { $0.waiters.holdForTurnEnd(self) }
                 if held {
                     EngineTurn.atEnd(core)
                 } else {
@@ -71,25 +67,21 @@ extension TaskCore: TurnWork {
     }
 
     /// Under the lock that made `wake`: a wake-up that `run(by:)` would hold
-    /// for the turn's end goes into `wakeAtTurnEnd` here, so that run(by:)
+    /// for the turn's end is held in `ConsumerWaiters` here, so that run(by:)
     /// needs no second lock acquisition to put it there. Others unchanged.
     static func holdForTurnEnd(_ wake: Wake?, in guarded: inout Guarded) -> Wake? {
         switch wake {
         case nil, .event(_, .success(.some(.data)))?, .handOffAfterRead?, .heldForTurnEnd?:
             return wake
         case .event?, .collect?, .collectCallback?:
-            guard guarded.wakeAtTurnEnd == nil, EngineTurn.holdsWorkForTurnEnd else { return wake }
-            guarded.wakeAtTurnEnd = wake
+            guard let wake, EngineTurn.holdsWorkForTurnEnd, guarded.waiters.holdForTurnEnd(wake) else { return wake }
             return .heldForTurnEnd
         }
     }
 
     /// Resumes the consumer whose wake-up `Wake.run(by:)` held for the turn's end.
     func runAtTurnEnd() {
-        let wake = guarded.withLock { guarded -> Wake? in
-            defer { guarded.wakeAtTurnEnd = nil }
-            return guarded.wakeAtTurnEnd
-        }
+        let wake = guarded.withLock { $0.waiters.takeHeldWake() }
         wake?.resumeNow()
     }
 
@@ -102,11 +94,11 @@ extension TaskCore: TurnWork {
     func handOffQueuedEvent() {
         let handOff = guarded.withLock {
             guarded -> (UnsafeContinuation<TaskEvent?, any Error>, TaskEvent, Bool, (any HopExchange)?)? in
-            guard let waiter = guarded.eventWaiter,
-                case .deliver(let event, let resumeReceiving)? = guarded.pipeline.handOffQueued()
+            guard guarded.waiters.isEventConsumerParked,
+                case .deliver(let event, let resumeReceiving)? = guarded.pipeline.handOffQueued(),
+                let waiter = guarded.waiters.takeEventConsumer()
             else { return nil }
-            guarded.eventWaiter = nil
-            Self.noteDelivered(event, in: &guarded)
+            guarded.waiters.delivered(event)
             return (waiter, event, resumeReceiving, guarded.exchange)
         }
         guard let (waiter, event, resumeReceiving, exchange) = handOff else { return }
@@ -115,17 +107,9 @@ extension TaskCore: TurnWork {
     }
 
     static func wake(for action: TaskPipeline.DeliveryAction, in guarded: inout Guarded) -> Wake? {
-        guard case .wakeConsumer(let event) = action, let waiter = guarded.eventWaiter else { return nil }
-        guarded.eventWaiter = nil
-        noteDelivered(event, in: &guarded)
+        guard case .wakeConsumer(let event) = action, let waiter = guarded.waiters.takeEventConsumer() else { return nil }
+        guarded.waiters.delivered(event)
         return holdForTurnEnd(.event(waiter, .success(event)), in: &guarded)
-    }
-
-    /// What handing an event to the consumer starts: its decision is now
-    /// outstanding; a downloaded file lives until the next pull.
-    static func noteDelivered(_ event: TaskEvent, in guarded: inout Guarded) {
-        guarded.outstandingDecision = event.decision
-        if case .downloaded(let url) = event { guarded.fileToDeleteOnNextPull = url }
     }
 
     static func wake(for action: TaskPipeline.EndAction, in guarded: inout Guarded) -> Wake? {
@@ -135,22 +119,16 @@ extension TaskCore: TurnWork {
     private static func endWake(for action: TaskPipeline.EndAction, in guarded: inout Guarded) -> Wake? {
         switch action {
         case .wakeConsumer(let event):
-            guard let waiter = guarded.eventWaiter else { return nil }
-            guarded.eventWaiter = nil
-            noteDelivered(event, in: &guarded)
+            guard let waiter = guarded.waiters.takeEventConsumer() else { return nil }
+            guarded.waiters.delivered(event)
             return .event(waiter, .success(event))
         case .endStream(let error):
-            guard let waiter = guarded.eventWaiter else { return nil }
-            guarded.eventWaiter = nil
+            guard let waiter = guarded.waiters.takeEventConsumer() else { return nil }
             return .event(waiter, error.map { .failure($0) } ?? .success(nil))
         case .completeCollect:
             guard let end = guarded.pipeline.end else { return nil }
-            if let callback = guarded.collectCallback {
-                guarded.collectCallback = nil
-                return .collectCallback(callback)
-            }
-            guard let waiter = guarded.collectWaiter else { return nil }
-            guarded.collectWaiter = nil
+            if let callback = guarded.waiters.takeCollectCallback() { return .collectCallback(callback) }
+            guard let waiter = guarded.waiters.takeCollector() else { return nil }
             return .collect(waiter, takeCollected(end, in: &guarded))
         case .none:
             return nil

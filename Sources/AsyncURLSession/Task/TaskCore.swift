@@ -50,55 +50,24 @@ final class TaskCore: Sendable {
         /// The current hop's id: callbacks of a hop the task has left are
         /// told from the current one by it.
         var transferID: HopID? { exchange?.id }
-        var redirectCount = 0
-        var transactions: [PendingTransaction] = []
-        /// Failed attempts per protection space (URLAuthenticationChallenge's previousFailureCount).
-        var failureCounts: [String: Int] = [:]
-        /// Authentication methods the consumer rejected during this task.
-        var rejectedMethods: Set<String> = []
-        /// The decision of the last event handed to the consumer: settled
-        /// with its default when the consumer pulls again.
-        var outstandingDecision: OutstandingDecision?
-        /// A wake-up held for the end of the engine turn that made it (see
-        /// `Wake.run(by:)`); at most one, as a task has one waiting consumer.
-        var wakeAtTurnEnd: Wake?
-        /// Set while the consumer waits; taken (set to nil) by whoever resumes it.
-        var eventWaiter: UnsafeContinuation<TaskEvent?, any Error>?
-        var collectWaiter: UnsafeContinuation<CollectedHandOff, any Error>?
-        /// `whenCollectionEnds`'s callback, until the task ends.
-        var collectCallback: (@Sendable () -> Void)?
+        /// Redirects, transactions and authentication of the hops so far.
+        var history = HopHistory()
+        /// Who waits for the task's consumer side, and what the last hand-off
+        /// left open until the next pull.
+        var waiters = ConsumerWaiters()
         var progress: Progress?
         var taskDescription: String?
         var priority: Float = 0.5
         /// TLS-challenge and proxy answers: rare, so kept in a box made on
         /// first write (see `TaskConnectionState`); a task that never needs
-        /// them pays one pointer.
-        fileprivate(set) var connectionState: TaskConnectionState? = nil
-        private mutating func connection() -> TaskConnectionState {
+        /// them pays one pointer. Read it here; change it through `connection()`.
+        private(set) var connectionState: TaskConnectionState? = nil
+        /// The box of TLS-challenge and proxy answers, made on first use.
+        mutating func connection() -> TaskConnectionState {
             if let state = connectionState { return state }
             let state = TaskConnectionState()
             connectionState = state
             return state
-        }
-        var trustDiagnosis: URLError? {
-            get { connectionState?.trustDiagnosis }
-            set { connection().trustDiagnosis = newValue }
-        }
-        var trustAnswers: [String: TaskTrustAnswer] {
-            get { connectionState?.trustAnswers ?? [:] }
-            set { connection().trustAnswers = newValue }
-        }
-        var clientCertificateAnswers: [String: TaskClientCertificateAnswer] {
-            get { connectionState?.clientCertificateAnswers ?? [:] }
-            set { connection().clientCertificateAnswers = newValue }
-        }
-        var tlsChallengeCount: Int {
-            get { connectionState?.tlsChallengeCount ?? 0 }
-            set { connection().tlsChallengeCount = newValue }
-        }
-        var proxyCredential: HopCredential? {
-            get { connectionState?.proxyCredential }
-            set { connection().proxyCredential = newValue }
         }
         /// The public task, for handler calls. Weak: the task owns this core.
         weak var owner: SessionTask?
@@ -111,14 +80,15 @@ final class TaskCore: Sendable {
         var usedRequestBodyStream = false
         /// Set for download tasks (from the start, or after `becomeDownload`).
         var download: DownloadState?
-        /// A `downloaded` file handed to the consumer: deleted at its next pull
-        /// unless it was moved.
-        var fileToDeleteOnNextPull: URL?
         /// Set while a multipart/x-mixed-replace body is split into parts.
         var multipart: MultipartState?
         /// `cancelByProducingResumeData()` callers waiting for the end.
         var resumeData = ResumeDataRequests()
-        var kind: TaskKind
+        /// The kind the task was made as.
+        let createdAs: TaskKind
+        /// A data or upload task whose response decision said
+        /// `becomeDownload` is a download from then on.
+        var kind: TaskKind { download != nil ? .download : createdAs }
     }
 
     /// - Parameter refusal: set for a task that must not run (asked of an
@@ -144,7 +114,7 @@ final class TaskCore: Sendable {
             pipeline: TaskPipeline(
                 highWatermark: configuration.streamBufferHighWatermark,
                 lowWatermark: configuration.streamBufferLowWatermark),
-            hop: HopState(request: request, credential: nil), kind: kind))
+            hop: HopState(request: request, credential: nil), createdAs: kind))
         if configuration.offersTLSChallenges { offersTLS.store(true, ordering: .relaxed) }
     }
 
@@ -156,12 +126,7 @@ final class TaskCore: Sendable {
     /// left as before. Both are released outside the lock: settling takes it.
     func releaseUnconsumed() {
         let (outstanding, undelivered) = guarded.withLock { guarded in
-            var outstanding: ResponseDecision?
-            if case .response(let decision)? = guarded.outstandingDecision {
-                outstanding = decision
-                guarded.outstandingDecision = nil
-            }
-            return (outstanding, guarded.pipeline.takeUndelivered())
+            (guarded.waiters.takeOutstandingResponseDecision(), guarded.pipeline.takeUndelivered())
         }
         outstanding?.settleWithDefault()
         _ = undelivered  // released here, after the lock
@@ -170,7 +135,7 @@ final class TaskCore: Sendable {
     deinit {
         // A downloaded file nobody pulled past, or a download never finished.
         guarded.withLock { guarded in
-            if let url = guarded.fileToDeleteOnNextPull { unlink(url.path) }
+            if let url = guarded.waiters.fileToDeleteOnNextPull { unlink(url.path) }
             if let file = guarded.download?.file, !guarded.resumeData.isWanted { file.remove() }
         }
     }
@@ -380,11 +345,8 @@ final class TaskCore: Sendable {
         // take the lock once.
         let (outstanding, handedOutFile, early, looked) = guarded.withLock {
             guarded -> (OutstandingDecision?, URL?, (TaskPipeline.NextAction, (any HopExchange)?)?, Bool) in
-            let outstanding = guarded.outstandingDecision
-            let file = guarded.fileToDeleteOnNextPull
-            guard outstanding == nil, file == nil else {
-                guarded.outstandingDecision = nil
-                guarded.fileToDeleteOnNextPull = nil
+            guard !guarded.waiters.hasLeftOpen else {
+                let (outstanding, file) = guarded.waiters.takeLeftOpen()
                 // A response decision's default (allow) changes nothing
                 // and queues nothing: the next event is taken now too, and
                 // the decision settled after the lock.
@@ -427,7 +389,7 @@ final class TaskCore: Sendable {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<TaskEvent?, any Error>) in
                 let (action, exchange, beforeBody) = guarded.withLock {
                     guarded -> (TaskPipeline.NextAction, (any HopExchange)?, Bool) in
-                    if guarded.eventWaiter != nil {
+                    if guarded.waiters.isEventConsumerParked {
                         // `events` has one consumer; a second would steal its events.
                         return (.failStream(URLError.make(
                             .unknown, url: failingURLString,
@@ -435,8 +397,8 @@ final class TaskCore: Sendable {
                     }
                     let action = guarded.pipeline.next()
                     switch action {
-                    case .wait: guarded.eventWaiter = continuation
-                    case .deliver(let event, _): Self.noteDelivered(event, in: &guarded)
+                    case .wait: guarded.waiters.parkEventConsumer(continuation)
+                    case .deliver(let event, _): guarded.waiters.delivered(event)
                     default: break
                     }
                     return (action, guarded.exchange, guarded.pipeline.bytesReceived == 0)
@@ -450,7 +412,7 @@ final class TaskCore: Sendable {
                 case .failStream(let error):
                     continuation.resume(throwing: error)
                 case .wait:
-                    if let exchange, beforeBody { waitInlineBeforeBody(on: exchange) { $0.eventWaiter == nil } }
+                    if let exchange, beforeBody { waitInlineBeforeBody(on: exchange) { !$0.waiters.isEventConsumerParked } }
                 }
             }
         } onCancel: {
@@ -471,7 +433,7 @@ final class TaskCore: Sendable {
     func whenCollectionEnds(_ callback: @escaping @Sendable () -> Void) {
         let ended = guarded.withLock { guarded -> Bool in
             if guarded.pipeline.end != nil { return true }
-            guarded.collectCallback = callback
+            guarded.waiters.callWhenCollectionEnds(callback)
             return false
         }
         if ended { callback() }
@@ -507,14 +469,14 @@ final class TaskCore: Sendable {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<CollectedHandOff, any Error>) in
                 let (end, exchange) = guarded.withLock { guarded -> (Result<CollectedHandOff, URLError>?, (any HopExchange)?) in
                     if let end = guarded.pipeline.end { return (Self.takeCollected(end, in: &guarded), nil) }
-                    guarded.collectWaiter = continuation
+                    guarded.waiters.parkCollector(continuation)
                     // A transfer whose body flows already is the engine thread's (see `waitInlineBeforeBody`).
                     return (nil, guarded.pipeline.bytesReceived == 0 ? guarded.exchange : nil)
                 }
                 if let end {
                     continuation.resume(with: end)
                 } else if let exchange {
-                    waitInlineBeforeBody(on: exchange) { $0.collectWaiter == nil }
+                    waitInlineBeforeBody(on: exchange) { !$0.waiters.isCollectorParked }
                 }
             }
         } onCancel: {
@@ -543,7 +505,7 @@ final class TaskCore: Sendable {
     func observeEnd(error: URLError?) {
         guard let observation else { return }
         let (sent, received, redirects) = guarded.withLock {
-            ($0.pipeline.bytesSent, $0.pipeline.bytesReceived, $0.redirectCount)
+            ($0.pipeline.bytesSent, $0.pipeline.bytesReceived, $0.history.redirectCount)
         }
         observation.ended(error: error, bytesSent: sent, bytesReceived: received, redirects: redirects)
     }
@@ -578,7 +540,7 @@ final class TaskCore: Sendable {
     func completeWithTransactions(error: URLError?) {
         finishDownload(error: error) { [self] error in
             let (transactions, redirectCount, readable) = guarded.withLock { guarded in
-                (guarded.transactions, guarded.redirectCount, metricsReadable(guarded))
+                (guarded.history.transactions, guarded.history.redirectCount, metricsReadable(guarded))
             }
             guard readable else {
                 complete(error: error, metrics: nil)
@@ -607,8 +569,8 @@ extension TaskCore {
     /// The queued event or end, taken for a consumer that is not parked;
     /// nil when it must wait.
     static func takeReadyEvent(in guarded: inout Guarded) -> (TaskPipeline.NextAction, (any HopExchange)?)? {
-        guard guarded.eventWaiter == nil, let action = guarded.pipeline.nextIfReady() else { return nil }
-        if case .deliver(let event, _) = action { noteDelivered(event, in: &guarded) }
+        guard !guarded.waiters.isEventConsumerParked, let action = guarded.pipeline.nextIfReady() else { return nil }
+        if case .deliver(let event, _) = action { guarded.waiters.delivered(event) }
         return (action, guarded.exchange)
     }
 }

@@ -82,21 +82,55 @@ final class TLSChallengeAnswers: Sendable {
     static func key(host: String, port: Int) -> String { "\(host.lowercased()):\(port)" }
 }
 
-/// A task's TLS-challenge and proxy answers (`TaskCore.Guarded` forwards
-/// to it). A class made on first use, not fields of the task: 10,000 tasks
-/// in flight that never meet a challenge keep 8 bytes each instead of about
-/// a hundred.
+/// A task's TLS-challenge and proxy answers (`TaskCore.Guarded.connection()`
+/// makes it). A class made on first use, not fields of the task: 10,000
+/// tasks in flight that never meet a challenge keep 8 bytes each instead of
+/// about a hundred. Its fields change only through the transitions below.
 final class TaskConnectionState: @unchecked Sendable {
     // @unchecked: created and touched only inside its task's `guarded` lock.
     /// A certificate failure being diagnosed: a second handshake records
     /// the chain to name what is wrong; this error stands if it cannot.
-    var trustDiagnosis: URLError?
+    private(set) var trustDiagnosis: URLError?
     /// What this task's handlers answered to server trust, per "host:port".
-    var trustAnswers: [String: TaskTrustAnswer] = [:]
+    private(set) var trustAnswers: [String: TaskTrustAnswer] = [:]
     /// What they answered to client-certificate challenges, per "host:port".
-    var clientCertificateAnswers: [String: TaskClientCertificateAnswer] = [:]
+    private(set) var clientCertificateAnswers: [String: TaskClientCertificateAnswer] = [:]
     /// TLS challenges offered during this task.
-    var tlsChallengeCount = 0
+    private(set) var tlsChallengeCount = 0
     /// The credential a handler gave for the session's proxy (a 407).
-    var proxyCredential: HopCredential?
+    private(set) var proxyCredential: HopCredential?
+
+    /// A TLS challenge is offered; returns how many have been, this one included.
+    func countChallenge() -> Int {
+        tlsChallengeCount += 1
+        return tlsChallengeCount
+    }
+
+    /// Starts diagnosing `error` with a second handshake, counted as a
+    /// challenge; false (nothing changed) once any challenge was offered or
+    /// a diagnosis runs: one diagnosis per task.
+    func startDiagnosis(of error: URLError) -> Bool {
+        guard trustDiagnosis == nil, tlsChallengeCount == 0 else { return false }
+        trustDiagnosis = error
+        tlsChallengeCount += 1
+        return true
+    }
+
+    /// Ends the diagnosis: the error it started from, nil when none ran.
+    func takeDiagnosis() -> URLError? {
+        defer { trustDiagnosis = nil }
+        return trustDiagnosis
+    }
+
+    func answered(trust answer: TaskTrustAnswer, for key: String) {
+        trustAnswers[key] = answer
+    }
+
+    func answered(clientCertificate answer: TaskClientCertificateAnswer, for key: String) {
+        clientCertificateAnswers[key] = answer
+    }
+
+    func answered(proxyCredential credential: HopCredential?) {
+        proxyCredential = credential
+    }
 }
