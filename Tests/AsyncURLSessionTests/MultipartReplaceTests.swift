@@ -84,4 +84,29 @@ import Testing
         #expect(MultipartReplaceParser(contentType: "multipart/x-mixed-replace") == nil)
         #expect(MultipartReplaceParser(contentType: "multipart/mixed; boundary=x") == nil)
     }
+
+    /// The task's part of it, without a network: each part head becomes a
+    /// response with the outer URL and status and the part's own headers.
+    @Test func multipartState_turnsEachPartHeadIntoAResponse() throws {
+        let url = try #require(URL(string: "http://127.0.0.1/camera"))
+        let outer = try #require(HTTPURLResponse(
+            url: url, statusCode: 200, httpVersion: "HTTP/1.1",
+            headerFields: ["Content-Type": "multipart/x-mixed-replace; boundary=b"]))
+        let parser = try #require(MultipartReplaceParser(contentType: "multipart/x-mixed-replace; boundary=b"))
+        var state = MultipartState(parser: parser, outer: outer)
+        let body = Data("--b\r\nContent-Type: image/a\r\n\r\nONE\r\n--b\r\nContent-Type: image/b\r\n\r\nTWO\r\n--b--\r\n".utf8)
+        let parts = body.withUnsafeBytes { state.feed($0) }
+        var seen: [String] = []
+        for part in parts {
+            switch part {
+            case .response(let response):
+                #expect(response.url == url)
+                #expect(response.statusCode == 200)
+                seen.append("response \(response.value(forHTTPHeaderField: "Content-Type") ?? "-")")
+            case .body(let data):
+                seen.append("body \(String(decoding: data, as: UTF8.self))")
+            }
+        }
+        #expect(seen == ["response image/a", "body ONE", "response image/b", "body TWO"])
+    }
 }

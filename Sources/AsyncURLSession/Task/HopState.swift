@@ -33,7 +33,7 @@ struct HopState {
     /// The hop's request. Its URL moves when a local responder says the
     /// exchange ended elsewhere (the background agent follows redirects
     /// itself): the response, and `currentRequest`, name where it ended.
-    var request: URLRequest
+    private(set) var request: URLRequest
     let credential: HopCredential?
     /// The credential sent to the proxy, if any (an answer's, or the proxy
     /// configuration's).
@@ -46,10 +46,18 @@ struct HopState {
     /// followed or retried but delivered as the response, so nothing is lost.
     static let heldBodyLimit = 1 << 20
 
-    init(request: URLRequest, credential: HopCredential?, proxyCredential: HopCredential? = nil) {
+    init(
+        request: URLRequest, credential: HopCredential?, proxyCredential: HopCredential? = nil, cache: HopCache? = nil
+    ) {
         self.request = request
         self.credential = credential
         self.proxyCredential = proxyCredential
+        self.cache = cache
+    }
+
+    /// The exchange ended at `url`, not at the URL it was sent to.
+    mutating func moved(to url: URL) {
+        request.url = url
     }
 
     /// A proxy's 407 to CONNECT, held as a forwarded 407 would be.

@@ -47,10 +47,7 @@ extension TaskCore {
         case .ready(let body):
             launchHop(request, credential: credential, body: body)
         case .needsStream(let length):
-            let firstUse = guarded.withLock { guarded -> Bool in
-                defer { guarded.usedRequestBodyStream = true }
-                return !guarded.usedRequestBodyStream
-            }
+            let firstUse = guarded.withLock { $0.takeFirstUseOfRequestBodyStream() }
             if case .none = upload, firstUse, let stream = request.httpBodyStream {
                 // The request's own stream serves the first send only.
                 launchStreamedHop(request, credential: credential, source: .inputStream(InputStreamBox(stream)), length: length)
@@ -181,10 +178,9 @@ extension TaskCore {
             // an engine thread.
             let exchange = EngineExchange(
                 transfer: engine.makeTransferID(for: url, in: placement), session: context.engineID)
-            guarded.hop = HopState(request: request, credential: credential, proxyCredential: proxyCredential)
-            guarded.hop.cache = hopCache
-            guarded.exchange = exchange
-            guarded.pipeline.startedSending(expected: expectedToSend)
+            guarded.beginHop(
+                HopState(request: request, credential: credential, proxyCredential: proxyCredential, cache: hopCache),
+                via: exchange, expectedToSend: expectedToSend)
             return (exchange, guarded.pipeline.state == .suspended, metricsReadable(guarded) || observation?.tracesHops == true)
         }
         guard let (exchange, suspended, collectsMetrics) = started else {

@@ -101,13 +101,11 @@ extension TaskCore {
     static func cacheReceivedHead(
         _ inputs: CacheHeadInputs, url: URL, in guarded: inout Guarded
     ) -> HopCache.HeadVerdict? {
-        guard var cache = guarded.hop.cache else { return nil }
-        let verdict = cache.receivedHead(
+        let authenticated = guarded.hop.credential != nil
+        return guarded.hop.cache?.receivedHead(
             statusCode: inputs.status, httpVersion: inputs.version, fields: inputs.fields,
-            contentLength: inputs.length, url: url, authenticated: guarded.hop.credential != nil,
+            contentLength: inputs.length, url: url, authenticated: authenticated,
             mayBeHeld: inputs.mayBeHeld)
-        guarded.hop.cache = cache
-        return verdict
     }
 
     /// Carries out the cache's verdict on a head, after the lock. Returns
@@ -140,10 +138,11 @@ extension TaskCore {
     /// Returns false when the cache has nothing to do (the caller completes).
     func finishWithCache() -> Bool {
         let taken = guarded.withLock { guarded -> (HopCache, CachedResponse?, CachedResponse?, URLRequest)? in
-            guard var cache = guarded.hop.cache else { return nil }
-            let notModified = cache.takeNotModified()
-            let captured = notModified == nil ? guarded.hop.request.url.flatMap { cache.takeCaptured(url: $0) } : nil
-            guarded.hop.cache = cache
+            guard guarded.hop.cache != nil else { return nil }
+            let notModified = guarded.hop.cache?.takeNotModified()
+            let url = guarded.hop.request.url
+            let captured = notModified == nil ? url.flatMap { guarded.hop.cache?.takeCaptured(url: $0) } : nil
+            guard let cache = guarded.hop.cache else { return nil }
             return (cache, notModified, captured, guarded.hop.request)
         }
         guard let (hopCache, notModified, captured, request) = taken else { return false }

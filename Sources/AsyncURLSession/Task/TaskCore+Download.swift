@@ -42,8 +42,7 @@ extension TaskCore {
             entityTag: validator.entityTag, lastModified: validator.lastModified)
         else { return nil }
         if continuation.restartsFile { file.truncate(to: 0) }
-        guarded.pipeline.resumedAt(offset: continuation.offset)
-        guarded.pipeline.expectedTotalOverride = continuation.expectedTotal
+        guarded.pipeline.resumedAt(offset: continuation.offset, expectedTotal: continuation.expectedTotal)
         return continuation.resumedEvent
     }
 

@@ -105,7 +105,7 @@ extension TaskCore {
     func hopMoved(to url: URL, id: HopID) {
         guarded.withLock { guarded in
             guard guarded.transferID == id else { return }
-            guarded.hop.request.url = url
+            guarded.hop.moved(to: url)
         }
     }
 
@@ -136,11 +136,9 @@ extension TaskCore {
             case .deliver:
                 break
             }
-            if guarded.hop.cache != nil {
-                // A 304 that revalidated has no body of its own to deliver.
-                if guarded.hop.cache!.notModified != nil { return .verdict(.accepted, nil) }
-                guarded.hop.cache!.receivedBody(bytes)
-            }
+            // A 304 that revalidated has no body of its own to deliver.
+            if guarded.hop.cache?.notModified != nil { return .verdict(.accepted, nil) }
+            guarded.hop.cache?.receivedBody(bytes)
             if guarded.download != nil {
                 let (verdict, wake) = downloadReceived(bytes, in: &guarded)
                 return .verdict(verdict, wake)
@@ -192,10 +190,8 @@ extension TaskCore {
         // hop end's own lock acquisition (`complete` does nothing else then).
         let quiet = log == nil && observation == nil
         let next = guarded.withLock { guarded -> (HopEnd, HopState.Held?)? in
-            guard let exchange = guarded.exchange, exchange.id == id else { return nil }
+            guard let exchange = guarded.endHop(id) else { return nil }
             current = true
-            guarded.exchange = nil
-            guarded.pipeline.hopEnded()
             // Turned into TransactionMetrics only if someone can read them
             // (building them needs Foundation's response). A handshake
             // stopped for a trust decision is not a transaction: the hop

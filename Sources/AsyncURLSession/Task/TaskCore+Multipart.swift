@@ -4,12 +4,6 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The outer response of a multipart/x-mixed-replace body and its parser.
-struct MultipartState {
-    var parser: MultipartReplaceParser
-    let outer: HTTPURLResponse
-}
-
 /// multipart/x-mixed-replace (server push of successive versions, e.g. camera
 /// frames): each part is a response of its own, followed by its bytes, as
 /// URLSession calls didReceiveResponse once per part. Only for events
@@ -35,29 +29,20 @@ extension TaskCore {
     }
 
     func multipartReceived(_ bytes: UnsafeRawBufferPointer, in guarded: inout Guarded) -> (BodyVerdict, Wake?) {
-        guard var state = guarded.multipart else { return (.abort(URLError(.cancelled)), nil) }
+        guard guarded.multipart != nil else { return (.abort(URLError(.cancelled)), nil) }
         if guarded.pipeline.mustPauseBody() { return (.pause, nil) }
         var wake: Wake?
-        for output in state.parser.feed(bytes) {
+        for part in guarded.multipart?.feed(bytes) ?? [] {
             let delivery: TaskPipeline.DeliveryAction
-            switch output {
-            case .partHead(let fields):
-                var headers: [String: String] = [:]
-                for field in fields { headers[field.name] = field.value }
-                guard let url = state.outer.url,
-                    let part = HTTPURLResponse(
-                        url: url, statusCode: state.outer.statusCode, httpVersion: "HTTP/1.1", headerFields: headers)
-                else { continue }
+            switch part {
+            case .response(let response):
                 let decision = ResponseDecision(listener: .part(WeakTaskCore(core: self)))
-                delivery = guarded.pipeline.receivedResponse(part, decision: decision)
+                delivery = guarded.pipeline.receivedResponse(response, decision: decision)
             case .body(let data):
                 delivery = guarded.pipeline.receivedPartBody(data)
-            case .end:
-                delivery = .none
             }
             if wake == nil { wake = Self.wake(for: delivery, in: &guarded) }
         }
-        guarded.multipart = state
         return (.accepted, wake)
     }
 }

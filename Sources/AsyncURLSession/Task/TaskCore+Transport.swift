@@ -15,10 +15,9 @@ extension TaskCore: LocalTransferDelegate {
         let transfer = LocalTransfer(id: id, delegate: self, fetchType: responder.fetchType)
         let started = guarded.withLock { guarded -> Bool? in
             guard guarded.pipeline.hopStarting() else { return nil }
-            guarded.hop = HopState(request: request, credential: credential)
-            guarded.hop.cache = cache
-            guarded.exchange = transfer
-            guarded.pipeline.startedSending(expected: expectedToSend)
+            guarded.beginHop(
+                HopState(request: request, credential: credential, cache: cache), via: transfer,
+                expectedToSend: expectedToSend)
             return guarded.pipeline.state == .suspended
         }
         let local = local ?? LocalRequest(

@@ -46,7 +46,7 @@ final class TaskCore: Sendable {
         var hop: HopState
         /// Whoever answers the current hop (`HopExchange`: the engine, or a
         /// responder that is not the network); nil between hops.
-        var exchange: (any HopExchange)?
+        private(set) var exchange: (any HopExchange)?
         /// The current hop's id: callbacks of a hop the task has left are
         /// told from the current one by it.
         var transferID: HopID? { exchange?.id }
@@ -77,7 +77,7 @@ final class TaskCore: Sendable {
         /// Tries made while waiting for connectivity (`waitsForConnectivity`).
         var connectivity = ConnectivityRetry()
         /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
-        var usedRequestBodyStream = false
+        private var usedRequestBodyStream = false
         /// Set for download tasks (from the start, or after `becomeDownload`).
         var download: DownloadState?
         /// Set while a multipart/x-mixed-replace body is split into parts.
@@ -89,6 +89,42 @@ final class TaskCore: Sendable {
         /// A data or upload task whose response decision said
         /// `becomeDownload` is a download from then on.
         var kind: TaskKind { download != nil ? .download : createdAs }
+
+        init(pipeline: TaskPipeline, hop: HopState, createdAs: TaskKind) {
+            self.pipeline = pipeline
+            self.hop = hop
+            self.createdAs = createdAs
+        }
+
+        // MARK: Transitions of the task's own fields
+
+        /// A hop starts (the pipeline agreed): its state, and who answers it.
+        mutating func beginHop(_ hop: HopState, via exchange: any HopExchange, expectedToSend: Int64) {
+            self.hop = hop
+            self.exchange = exchange
+            pipeline.startedSending(expected: expectedToSend)
+        }
+
+        /// Hop `id` ended: its exchange if `id` is the current hop (which
+        /// then has none), nil for a hop the task has left.
+        mutating func endHop(_ id: HopID) -> (any HopExchange)? {
+            guard let current = exchange, current.id == id else { return nil }
+            exchange = nil
+            pipeline.hopEnded()
+            return current
+        }
+
+        /// The task ends: no exchange answers it any more.
+        mutating func forgetExchange() {
+            exchange = nil
+        }
+
+        /// Whether the request's own httpBodyStream is unused (it serves the
+        /// first send only); it counts as used from now on.
+        mutating func takeFirstUseOfRequestBodyStream() -> Bool {
+            defer { usedRequestBodyStream = true }
+            return !usedRequestBodyStream
+        }
     }
 
     /// - Parameter refusal: set for a task that must not run (asked of an
@@ -522,7 +558,7 @@ final class TaskCore: Sendable {
     /// The lock-side half of ending the task (`complete`, or a plain hop
     /// end under its own lock): the consumer to wake, if any.
     func finish(error: URLError?, metrics: TaskMetrics?, in guarded: inout Guarded) -> Wake? {
-        guarded.exchange = nil
+        guarded.forgetExchange()
         // Every task error names the request that failed, under both of
         // Apple's keys, whichever path made it.
         let error = error?.namingFailingURL(guarded.hop.request.url ?? originalRequest.url)

@@ -91,7 +91,7 @@ struct TaskPipeline {
     }
 
     /// Set for a resumed download: the whole file's expected size.
-    var expectedTotalOverride: Int64?
+    private(set) var expectedTotalOverride: Int64?
 
     var bytesExpectedToReceive: Int64 {
         expectedTotalOverride ?? responseSource?.expectedContentLength ?? -1
@@ -423,9 +423,11 @@ struct TaskPipeline {
         queue.insertBeforeMetrics(events)
     }
 
-    /// A resumed download already holds `offset` bytes.
-    mutating func resumedAt(offset: Int64) {
+    /// A download's response continues its file: it holds `offset` bytes
+    /// already, of `expectedTotal` (-1: unknown) for the whole file.
+    mutating func resumedAt(offset: Int64, expectedTotal: Int64) {
         bytesReceived = offset
+        expectedTotalOverride = expectedTotal
     }
 
     /// A hop starts sending a body of this length (-1 unknown, 0 none).
