@@ -25,7 +25,7 @@ extension TaskCore {
         case .failure(let error):
             complete(error: error, metrics: nil)
         case .success(let file):
-            guarded.withLock { $0.download = DownloadState(file: file, resumingFrom: resumeFrom) }
+            guarded.withLock { $0.writeBody(to: DownloadState(file: file, resumingFrom: resumeFrom)) }
             startHop(originalRequest, credential: nil)
         }
     }
@@ -98,13 +98,13 @@ extension TaskCore {
             for chunk in guarded.pipeline.takeQueuedBody() {
                 if let error = file.enqueue(chunk) { return (error, nil) }
             }
-            guarded.download = DownloadState(file: file, after: guarded.pipeline.response)
+            guarded.writeBody(to: DownloadState(file: file, after: guarded.pipeline.response))
             if ended {
                 // The whole body was already here (at most the stream buffer,
                 // 1 MiB): write it out now, on this consumer's thread, so the
                 // file is whole when `downloaded` is handed out.
                 if let error = file.drain() {
-                    guarded.download = nil
+                    guarded.writeBody(to: nil)
                     return (error, nil)
                 }
                 file.close()

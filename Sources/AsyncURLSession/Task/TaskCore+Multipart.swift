@@ -23,7 +23,7 @@ extension TaskCore {
             guard guarded.transferID == id, guarded.pipeline.consumer == .events, guarded.kind == .data,
                 guarded.download == nil
             else { return false }
-            guarded.multipart = MultipartState(parser: parser, outer: response)
+            guarded.splitBody(into: MultipartState(parser: parser, outer: response))
             return true
         }
     }

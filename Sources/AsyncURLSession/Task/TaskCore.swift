@@ -79,8 +79,10 @@ final class TaskCore: Sendable {
         /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
         private var usedRequestBodyStream = false
         /// Set for download tasks (from the start, or after `becomeDownload`).
+        /// Begun by `writeBody(to:)`, then changed by its own transitions.
         var download: DownloadState?
-        /// Set while a multipart/x-mixed-replace body is split into parts.
+        /// Set while a multipart/x-mixed-replace body is split into parts
+        /// (`splitBody(into:)`).
         var multipart: MultipartState?
         /// `cancelByProducingResumeData()` callers waiting for the end.
         var resumeData = ResumeDataRequests()
@@ -112,6 +114,18 @@ final class TaskCore: Sendable {
             exchange = nil
             pipeline.hopEnded()
             return current
+        }
+
+        /// The body goes to a file from now on (a download task's first
+        /// hop, or a data task's `becomeDownload`); nil: it does not (the
+        /// file could not be written).
+        mutating func writeBody(to download: DownloadState?) {
+            self.download = download
+        }
+
+        /// The body is split into x-mixed-replace parts from now on.
+        mutating func splitBody(into parts: MultipartState) {
+            multipart = parts
         }
 
         /// The task ends: no exchange answers it any more.
