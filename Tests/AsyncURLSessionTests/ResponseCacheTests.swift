@@ -435,6 +435,34 @@ import TestSupport
         }
     }
 
+    /// A slow events consumer: its buffer fills, receiving pauses, and
+    /// libcurl hands the bytes it was refused again on resuming. The stored
+    /// copy must hold them once, as the consumer got them.
+    @Test func aSlowConsumer_getsTheBodyStoredAsItReceivedIt() async throws {
+        try await withServer { server in
+            // Large enough to store a 512 KiB entry (at most 5% of the capacity).
+            var configuration = configuration(ResponseCache(memoryCapacity: 64 << 20))
+            configuration.streamBufferHighWatermark = 16 << 10
+            configuration.streamBufferLowWatermark = 4 << 10
+            let session = Session(configuration: configuration)
+            let url = cacheURL(server, "cc=max-age=600&size=\(512 << 10)")
+            let task = session.dataTask(with: url)
+            task.resume()
+            var received = Data()
+            for try await event in task.events {
+                guard case .data(let chunk) = event else { continue }
+                received.append(chunk)
+                // Slower than the loopback: the buffer fills between pulls.
+                try await Task.sleep(for: .milliseconds(2))
+            }
+            #expect(received.count == 512 << 10)
+            let (stored, response) = try await session.data(for: URLRequest(url: url))
+            #expect((response as? HTTPURLResponse)?.statusCode == 200)
+            #expect(stored.count == received.count, "the cached body has the length the consumer got")
+            #expect(stored == received, "the cached body is the body the consumer got")
+        }
+    }
+
     @Test func cancellingATaskServedFromTheCache_failsItWithCancelled() async throws {
         try await withServer { server in
             let cache = ResponseCache(memoryCapacity: 64 << 20)

@@ -40,6 +40,25 @@ import Testing
         }
     }
 
+    /// A hop's cache stage holds its task (it hands the task the hop's
+    /// events) and the hop holds its stage: the task's end breaks that.
+    @Test(arguments: ["cc=max-age=600", "cc=no-store"])
+    func aTaskOfASessionWithACache_isFreedAfterItEnds(query: String) async throws {
+        try await withServer { server in
+            var configuration = testConfiguration()
+            configuration.responseCache = ResponseCache(memoryCapacity: 1 << 20)
+            let session = Session(configuration: configuration)
+            weak var core: TaskCore?
+            do {
+                let task = session.dataTask(with: server.url("/cache?\(query)"))
+                core = task.core
+                task.resume()
+                for try await _ in task.events {}
+            }
+            #expect(await isFreed { core == nil })
+        }
+    }
+
     /// Polls (bounded): the engine lets go of a cancelled transfer on its thread.
     private func isFreed(_ freed: () -> Bool) async -> Bool {
         for _ in 0..<500 {

@@ -39,20 +39,27 @@ struct HopState {
     /// configuration's).
     let proxyCredential: HopCredential?
     private(set) var held: Held?
-    /// What this hop does with the session's response cache; nil when it
-    /// does nothing with it.
-    var cache: HopCache?
+    /// The response cache's stage around this hop's transport; nil when
+    /// the hop does nothing with the cache. The stage holds the task, so
+    /// the task's end lets go of it (`leaveCacheStage`).
+    private(set) var cacheStage: CacheStage?
     /// Body of a held response is kept up to this size; a larger one is not
     /// followed or retried but delivered as the response, so nothing is lost.
     static let heldBodyLimit = 1 << 20
 
     init(
-        request: URLRequest, credential: HopCredential?, proxyCredential: HopCredential? = nil, cache: HopCache? = nil
+        request: URLRequest, credential: HopCredential?, proxyCredential: HopCredential? = nil,
+        cacheStage: CacheStage? = nil
     ) {
         self.request = request
         self.credential = credential
         self.proxyCredential = proxyCredential
-        self.cache = cache
+        self.cacheStage = cacheStage
+    }
+
+    /// The task ended: its cache stage has nothing more to do.
+    mutating func leaveCacheStage() {
+        cacheStage = nil
     }
 
     /// The exchange ended at `url`, not at the URL it was sent to.

@@ -25,7 +25,7 @@ extension TaskCore {
     func adoptDownloadBody(_ source: URL, length: Int64, id: HopID) -> AdoptedBody {
         let outcome = guarded.withLock { guarded -> AdoptedBody in
             guard guarded.transferID == id else { return .abort(URLError(.cancelled)) }
-            guard guarded.hop.held == nil, guarded.hop.cache == nil, let file = guarded.download?.file,
+            guard guarded.hop.held == nil, guarded.hop.cacheStage == nil, let file = guarded.download?.file,
                 guarded.download?.requestedOffset == 0, guarded.pipeline.bytesReceived == 0,
                 let count = Int(exactly: length)
             else { return .notAdoptable }

@@ -125,20 +125,20 @@ extension TaskCore {
     private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
         let sent: URLRequest
         let hopCache: HopCache?
-        switch cacheLaunch(for: request) {
+        switch CacheStage.plan(for: request, kind: kind, configuration: context.configuration) {
         case .network(var request, let cache):
             // Trace headers (issue 47): on the request as sent only, not
             // on the task's `currentRequest`.
             observation?.hop(&request, via: "network")
             (sent, hopCache) = (request, cache)
-        case .stored(let stored, let cache):
+        case .stored(let stored):
             log?.hop(request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "-", via: "cache", headers: [])
             if let observation {
                 var hop = request
                 observation.hop(&hop, via: "cache")
                 observation.cacheHit()
             }
-            launchLocalHop(request, responder: StoredResponseResponder(stored: stored), cache: cache)
+            launchLocalHop(request, responder: StoredResponseResponder(stored: stored), cache: nil)
             return
         case .fail(let error):
             completeWithTransactions(error: error)
@@ -172,6 +172,7 @@ extension TaskCore {
         let engine = engine
         let placement = context.placement
         let url = transferRequest.url
+        let stage = hopCache.map { CacheStage($0, url: request.url, authenticated: credential != nil, task: self) }
         let started = guarded.withLock { guarded -> (exchange: EngineExchange, suspended: Bool, collectsMetrics: Bool)? in
             guard guarded.pipeline.hopStarting() else { return nil }
             // Made only for a transfer that starts: making one places it on
@@ -179,7 +180,7 @@ extension TaskCore {
             let exchange = EngineExchange(
                 transfer: engine.makeTransferID(for: url, in: placement), session: context.engineID)
             guarded.beginHop(
-                HopState(request: request, credential: credential, proxyCredential: proxyCredential, cache: hopCache),
+                HopState(request: request, credential: credential, proxyCredential: proxyCredential, cacheStage: stage),
                 via: exchange, expectedToSend: expectedToSend)
             return (exchange, guarded.pipeline.state == .suspended, metricsReadable(guarded) || observation?.tracesHops == true)
         }
@@ -190,7 +191,7 @@ extension TaskCore {
         log?.hop(transferRequest.method, url: transferRequest.url, via: "network", headers: transferRequest.headers)
         engine.start(
             exchange.transfer, in: placement, request: transferRequest, collectsMetrics: collectsMetrics,
-            delegate: self)
+            delegate: stage ?? self)
         if suspended { exchange.suspend() }
         // A cancel() that read this transfer's ID may have queued its stop
         // before the start above; the engine ignores a stop for a transfer

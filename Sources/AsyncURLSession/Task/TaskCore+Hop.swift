@@ -23,9 +23,6 @@ extension TaskCore {
     // MARK: - Engine callbacks (engine thread)
 
     func hopDidReceiveHead(_ head: consuming ResponseHead, id: HopID) {
-        // What the cache needs of the head, read before the lock (only when
-        // the session has a cache at all).
-        let cacheInputs = context.configuration.responseCache == nil ? nil : CacheHeadInputs(head)
         // Nothing to do between the verdict and the publication (no cookie
         // or HSTS policy to store, nobody logging, tracing or asked first):
         // a collected body's response is then published under the same lock.
@@ -37,11 +34,9 @@ extension TaskCore {
             guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
             var check = HeadCheck(
                 url: url, fromCache: guarded.exchange?.fetchType == .localCache, consumer: PublishedConsumer(guarded))
-            if let cacheInputs { check.cacheVerdict = Self.cacheReceivedHead(cacheInputs, url: url, in: &guarded) }
-            // The common case (a status never held back, which the cache
-            // lets through) is decided here: no second acquisition.
-            let cacheLetsThrough = check.cacheVerdict.map { if case .deliver = $0 { true } else { false } } ?? true
-            if cacheLetsThrough, !HopState.mayHold(status: head.statusCode) {
+            // The common case (a status never held back) is decided here:
+            // no second acquisition.
+            if !HopState.mayHold(status: head.statusCode) {
                 let verdict = guarded.hop.receivedUnholdableHead(ResponseSource(head: copy head, url: url))
                 check.verdict = verdict
                 if publishesAtOnce, !check.consumer.events, !check.consumer.download,
@@ -57,20 +52,7 @@ extension TaskCore {
             return
         }
         let url = check.url
-        // A stored response's cookies were stored when it first came; a
-        // local transport's (a stub's) are new, as a server's.
-        if head.hasSetCookie, !check.fromCache { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
-        // HSTS is learned from https responses only (the store checks the
-        // scheme), from the first field only (RFC 6797 §8.1). The parser's
-        // flag keeps the fields unread for every other response.
-        if head.hasStrictTransportSecurity, !check.fromCache, let store = context.configuration.hstsStore,
-            let policy = head.fields.values(named: "Strict-Transport-Security").first
-        {
-            store.note(policy, from: url)
-        }
-        log?.response(status: head.statusCode, headers: head.fields)
-        observation?.response(status: head.statusCode, httpVersion: head.httpVersion)
-        if check.cacheVerdict != nil, !applyCacheVerdict(check.cacheVerdict) { return }
+        learn(from: head, url: url, fromCache: check.fromCache)
         var verdict = check.verdict
         if verdict == nil {
             // Foundation's HTTPURLResponse is costly to build: never under
@@ -88,13 +70,37 @@ extension TaskCore {
         }
     }
 
+    /// A head the hop's `CacheStage` absorbed (a 304 that revalidated the
+    /// stored response, which answers instead): nothing for the consumer,
+    /// but what every head from the network teaches the session.
+    func hopAbsorbedHead(_ head: consuming ResponseHead, id: HopID) {
+        guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }) else { return }
+        learn(from: head, url: url, fromCache: false)
+    }
+
+    /// What any head teaches the session (its cookies, its HSTS policy),
+    /// and its log and trace.
+    private func learn(from head: borrowing ResponseHead, url: URL, fromCache: Bool) {
+        // A stored response's cookies were stored when it first came; a
+        // local transport's (a stub's) are new, as a server's.
+        if head.hasSetCookie, !fromCache { storeCookies(head.fields.values(named: "Set-Cookie"), from: url) }
+        // HSTS is learned from https responses only (the store checks the
+        // scheme), from the first field only (RFC 6797 §8.1). The parser's
+        // flag keeps the fields unread for every other response.
+        if head.hasStrictTransportSecurity, !fromCache, let store = context.configuration.hstsStore,
+            let policy = head.fields.values(named: "Strict-Transport-Security").first
+        {
+            store.note(policy, from: url)
+        }
+        log?.response(status: head.statusCode, headers: head.fields)
+        observation?.response(status: head.statusCode, httpVersion: head.httpVersion)
+    }
+
     /// What `hopDidReceiveHead` reads of the hop under its one lock.
     private struct HeadCheck {
         let url: URL
         let fromCache: Bool
         let consumer: PublishedConsumer
-        /// What the hop's `HopCache` said of the head; nil without one.
-        var cacheVerdict: HopCache.HeadVerdict?
         /// Set when the head could be decided under that lock.
         var verdict: HopState.HeadVerdict?
     }
@@ -136,9 +142,6 @@ extension TaskCore {
             case .deliver:
                 break
             }
-            // A 304 that revalidated has no body of its own to deliver.
-            if guarded.hop.cache?.notModified != nil { return .verdict(.accepted, nil) }
-            guarded.hop.cache?.receivedBody(bytes)
             if guarded.download != nil {
                 let (verdict, wake) = downloadReceived(bytes, in: &guarded)
                 return .verdict(verdict, wake)
@@ -223,7 +226,7 @@ extension TaskCore {
             // The common end (a success with nothing held, cached, written
             // to a file or waited for) is read here, in the same lock
             // acquisition: `endPlainly` then needs one more, to finish.
-            if case .success = end, guarded.hop.held == nil, guarded.hop.cache?.hasWorkAtEnd != true,
+            if case .success = end, guarded.hop.held == nil, guarded.hop.cacheStage?.hasWorkAtEnd != true,
                 guarded.download == nil, guarded.resumeData.isEmpty
             {
                 let readable = metricsReadable(guarded)

@@ -6,17 +6,20 @@ import Foundation
 extension TaskCore: LocalTransferDelegate {
     /// Starts a hop answered by `responder` instead of the network: a
     /// cache hit (`request` is the hop's own) or a `LocalTransport`'s
-    /// responder (`local` is the request as sent, with its body).
+    /// responder (`local` is the request as sent, with its body). `cache`:
+    /// the hop's part of the response cache, whose stage then stands
+    /// between the responder and the task.
     func launchLocalHop(
         _ request: URLRequest, responder: any LocalResponder, cache: HopCache?,
         local: LocalRequest? = nil, credential: HopCredential? = nil, expectedToSend: Int64 = 0
     ) {
         let id = HopID.local()
-        let transfer = LocalTransfer(id: id, delegate: self, fetchType: responder.fetchType)
+        let stage = cache.map { CacheStage($0, url: request.url, authenticated: credential != nil, task: self) }
+        let transfer = LocalTransfer(id: id, delegate: stage ?? self, fetchType: responder.fetchType)
         let started = guarded.withLock { guarded -> Bool? in
             guard guarded.pipeline.hopStarting() else { return nil }
             guarded.beginHop(
-                HopState(request: request, credential: credential, cache: cache), via: transfer,
+                HopState(request: request, credential: credential, cacheStage: stage), via: transfer,
                 expectedToSend: expectedToSend)
             return guarded.pipeline.state == .suspended
         }

@@ -128,9 +128,11 @@ final class TaskCore: Sendable {
             multipart = parts
         }
 
-        /// The task ends: no exchange answers it any more.
-        mutating func forgetExchange() {
+        /// The task ends: no exchange answers it any more, and the hop's
+        /// cache stage (which holds the task) goes.
+        mutating func taskEnded() {
             exchange = nil
+            hop.leaveCacheStage()
         }
 
         /// Whether the request's own httpBodyStream is unused (it serves the
@@ -572,7 +574,7 @@ final class TaskCore: Sendable {
     /// The lock-side half of ending the task (`complete`, or a plain hop
     /// end under its own lock): the consumer to wake, if any.
     func finish(error: URLError?, metrics: TaskMetrics?, in guarded: inout Guarded) -> Wake? {
-        guarded.forgetExchange()
+        guarded.taskEnded()
         // Every task error names the request that failed, under both of
         // Apple's keys, whichever path made it.
         let error = error?.namingFailingURL(guarded.hop.request.url ?? originalRequest.url)

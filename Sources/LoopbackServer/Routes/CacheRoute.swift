@@ -9,10 +9,11 @@ enum CacheRoute {
     /// Process-wide: tests only compare numbers of one URL.
     private static let representations = Atomic<Int>(0)
 
-    /// GET /cache?cc=V&etag=V&last-modified=V&expires=V&vary=V&age=V&status=N:
+    /// GET /cache?cc=V&etag=V&last-modified=V&expires=V&vary=V&age=V&status=N&size=S:
     /// - 200 (or `status`) with body "representation N", N new each time,
     ///   also in X-Representation, and the fields given (Cache-Control from
-    ///   `cc`);
+    ///   `cc`); with `size`, that text is followed by the pattern body up to
+    ///   `size` bytes (a body that takes many reads);
     /// - 304 with the same fields (and a new X-Representation) when the
     ///   request's If-None-Match holds `etag`, or its If-Modified-Since is
     ///   `last-modified` exactly;
@@ -46,6 +47,13 @@ enum CacheRoute {
             return .fixed(HTTPResponseHead(version: .http1_1, status: .notModified, headers: headers), body: ByteBuffer())
         }
         let status = try query.integer("status", default: 200, in: 200...599)
-        return .text(HTTPResponseStatus(statusCode: status), "representation \(number)", headers: headers)
+        let size = try query.integer("size", default: 0, in: 0...(64 << 20))
+        let text = "representation \(number)"
+        guard size > text.utf8.count else {
+            return .text(HTTPResponseStatus(statusCode: status), text, headers: headers)
+        }
+        var body = ByteBuffer(string: text)
+        body.writeBytes(LoopbackServer.patternBody(count: size - text.utf8.count))
+        return .fixed(HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status), headers: headers), body: body)
     }
 }

@@ -3,10 +3,10 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// What the current hop does with the session's response cache: a value
-/// kept in `HopState` (nil when the session has no cache or the hop does
-/// not touch it, so such hops pay nothing), with explicit transitions for
-/// the head, the body and the end.
+/// What one hop does with the session's response cache: the state of its
+/// `CacheStage` (none when the session has no cache or the hop does not
+/// touch it, so such hops pay nothing), with explicit transitions for the
+/// head, the body and the end.
 struct HopCache {
     enum Mode {
         /// A GET sent to the network: its response may be stored.
@@ -16,8 +16,6 @@ struct HopCache {
         /// An unsafe method (POST, PUT, DELETE, ...): a success removes
         /// the URL's stored response (RFC 9111 §4.4).
         case invalidate
-        /// Answered from the cache: nothing to store.
-        case served
     }
 
     let cache: ResponseCache
@@ -59,15 +57,9 @@ struct HopCache {
         CacheRules.requestAsSent(hopRequest, additionalHeaders: additionalHeaders)
     }
 
-    /// The same cache and request, for the hop that answers with what this
-    /// one found.
-    func serving() -> HopCache {
-        HopCache(cache: cache, request: hopRequest, additionalHeaders: additionalHeaders, mode: .served)
-    }
-
     /// What the hop does with a final response head.
     /// - Parameter fields: nil when the head has nothing that could make it
-    ///   storable (see `TaskCore.cacheReceivedHead`).
+    ///   storable (see `CacheHeadInputs`).
     enum HeadVerdict {
         /// Deliver it as usual.
         case deliver
@@ -83,8 +75,6 @@ struct HopCache {
         contentLength: Int64?, url: URL, authenticated: Bool, mayBeHeld: Bool, now: Date = Date()
     ) -> HeadVerdict {
         switch mode {
-        case .served:
-            return .deliver
         case .invalidate:
             return (200..<400).contains(statusCode) ? .invalidate(url) : .deliver
         case .revalidate(let stored) where statusCode == 304:

@@ -1,0 +1,160 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The session's response cache as a stage around one hop's transport.
+///
+/// In front of it, `plan(for:…)` decides how the hop starts: answered from
+/// the cache, sent as is, or sent with conditions to revalidate what is
+/// stored. Behind it, the stage stands between the hop's exchange (the
+/// engine's or a local one) and the task: it is the exchange's delegate,
+/// sees each head and body byte first, and hands the task only what the
+/// task's consumer is to see.
+/// - A 304 that revalidated the stored response is absorbed, head and body:
+///   the stored response, brought up to date, answers once the hop ends.
+/// - A success to an unsafe method removes the URL's stored response.
+/// - A storable response's body is copied as the task accepts it (bytes the
+///   task refuses, to pause, come again and are copied then).
+///
+/// At the hop's good end the task asks `takeEnd()`: the stored response to
+/// answer with, or a response to offer for storing (`willCacheResponse`).
+/// Hops without a cache have no stage and pay nothing.
+final class CacheStage: Sendable {
+    /// The next stage: the task's hop side.
+    private let task: TaskCore
+    /// Whether the hop sent a credential (authenticated responses are
+    /// stored only when they say they may be).
+    private let authenticated: Bool
+    private let state: Mutex<State>
+
+    private struct State {
+        var hop: HopCache
+        /// Where the exchange ended, when a local responder followed
+        /// redirects itself (`hopMoved`); else the hop's request URL.
+        var url: URL?
+    }
+
+    init(_ hop: HopCache, url: URL?, authenticated: Bool, task: TaskCore) {
+        self.task = task
+        self.authenticated = authenticated
+        state = Mutex(State(hop: hop, url: url))
+    }
+
+    /// What the hop's end has for the task: a revalidated stored response
+    /// to answer with, or a captured one to offer for storing.
+    enum End {
+        case answerWithStored(CachedResponse)
+        case offerForStoring(CachedResponse)
+    }
+
+    /// Whether the hop's end has anything for the cache (most have not: a
+    /// `no-store` response, nothing stored). Read under the task's lock.
+    var hasWorkAtEnd: Bool { state.withLock { $0.hop.hasWorkAtEnd } }
+
+    /// At the hop's good end: what the task does next, once.
+    func takeEnd() -> End? {
+        state.withLock { state -> End? in
+            if let stored = state.hop.takeNotModified() { return .answerWithStored(stored) }
+            guard let url = state.url, let captured = state.hop.takeCaptured(url: url) else { return nil }
+            return .offerForStoring(captured)
+        }
+    }
+
+    /// Stores `response` as the answer to the hop's request (as the server saw it).
+    func store(_ response: CachedResponse) {
+        let hop = state.withLock { $0.hop }
+        hop.cache.storeCachedResponse(response, for: hop.request)
+    }
+
+    // MARK: - The hop's events, on their way to the task
+
+    func hopDidReceiveHead(_ head: consuming ResponseHead, id: HopID) {
+        let inputs = CacheHeadInputs(head)
+        let verdict = state.withLock { state -> HopCache.HeadVerdict? in
+            guard let url = state.url else { return nil }
+            return state.hop.receivedHead(
+                statusCode: inputs.status, httpVersion: inputs.version, fields: inputs.fields,
+                contentLength: inputs.length, url: url, authenticated: authenticated, mayBeHeld: inputs.mayBeHeld)
+        }
+        switch verdict {
+        case .swallowNotModified?:
+            task.hopAbsorbedHead(head, id: id)
+        case .invalidate(let url)?:
+            state.withLock { $0.hop }.cache.removeCachedResponse(for: url)
+            task.hopDidReceiveHead(head, id: id)
+        case .deliver?, nil:
+            task.hopDidReceiveHead(head, id: id)
+        }
+    }
+
+    func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: HopID) -> BodyVerdict {
+        let (absorbed, capturing) = state.withLock { ($0.hop.notModified != nil, $0.hop.capture != nil) }
+        // A 304 that revalidated has no body of its own to deliver.
+        if absorbed { return .accepted }
+        let verdict = task.hopDidReceiveBody(bytes, id: id)
+        if capturing, case .accepted = verdict {
+            state.withLock { $0.hop.receivedBody(bytes) }
+        }
+        return verdict
+    }
+
+    func hopDidReceiveInformationalHead(_ head: consuming ResponseHead, id: HopID) {
+        task.hopDidReceiveInformationalHead(head, id: id)
+    }
+
+    func hopDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, id: HopID) {
+        task.hopDidSendBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, id: id)
+    }
+
+    func hopDidComplete(_ outcome: TransferOutcome, id: HopID) {
+        task.hopDidComplete(outcome, id: id)
+    }
+}
+
+/// The engine's transfer reports through the stage.
+extension CacheStage: TransferDelegate {
+    func transferDidReceiveHead(_ head: consuming ResponseHead, of id: TransferID) {
+        hopDidReceiveHead(head, id: .engine(id))
+    }
+
+    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> BodyVerdict {
+        hopDidReceiveBody(bytes, id: .engine(id))
+    }
+
+    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {
+        hopDidSendBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, id: .engine(id))
+    }
+
+    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
+        hopDidComplete(outcome, id: .engine(id))
+    }
+
+    func transferDidReceiveInformationalHead(_ head: consuming ResponseHead, of id: TransferID) {
+        hopDidReceiveInformationalHead(head, id: .engine(id))
+    }
+}
+
+/// A local exchange (a `LocalTransport`'s responder) reports through it too;
+/// what only a local hop asks goes straight on to the task.
+extension CacheStage: LocalTransferDelegate {
+    func offerLocalChallenge(_ decision: ChallengeDecision) {
+        task.offerLocalChallenge(decision)
+    }
+
+    func adoptLocalBody(_ source: URL, length: Int64, id: HopID) -> LocalBodyAdoption {
+        // A body that never passes as bytes cannot be copied: deliver them.
+        .notAdoptable
+    }
+
+    func reportDownloadProgress(total: Int64, expected: Int64, id: HopID) {
+        task.reportDownloadProgress(total: total, expected: expected, id: id)
+    }
+
+    func hopMoved(to url: URL, id: HopID) {
+        state.withLock { $0.url = url }
+        task.hopMoved(to: url, id: id)
+    }
+}
