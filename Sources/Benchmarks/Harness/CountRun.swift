@@ -60,10 +60,8 @@ struct CountRun {
         var failures: [String: String] = [:]
         for round in 1...runs {
             for client in built where failures[client.name] == nil {
-                let spec = ClientSpec(
-                    client.name, client.executable, missingHint: client.missingHint,
-                    extraArguments: client.extraArguments + ["--count-warmup", String(warmupRequests)],
-                    location: client.location)
+                var spec = client
+                spec.extraArguments += ["--count-warmup", String(warmupRequests)]
                 let record = runner.run(spec, workload, label: "count\(round)", warmup: false, environment: environment)
                 guard record.status == .ok, let counts = record.result?.counts else {
                     failures[client.name] = record.reason ?? "no counts in the result line"
