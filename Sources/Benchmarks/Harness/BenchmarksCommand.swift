@@ -182,15 +182,15 @@ struct BenchmarksCommand: ParsableCommand {
             try runSoak(runner: runner, clients: clientSpecs)
             return
         }
+        let turns = TurnTaking(
+            runner: runner, clients: clientSpecs, log: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
         if count {
-            try runCount(runner: runner, clients: clientSpecs, directory: directory, measuredRuns: measuredRuns)
+            try runCount(turns: turns, directory: directory, measuredRuns: measuredRuns)
             return
         }
 
         let scheduler = Scheduler(
-            runner: runner, clients: clientSpecs, runs: measuredRuns, warmups: warmupRuns,
-            warmupsForced: warmups != nil,
-            log: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+            turns: turns, runs: measuredRuns, warmups: warmupRuns, warmupsForced: warmups != nil)
         var reports: [WorkloadReport] = []
         for workload in workloads {
             FileHandle.standardError.write(Data("\(workload.id): \(workload.title)\n".utf8))
@@ -268,12 +268,12 @@ struct BenchmarksCommand: ParsableCommand {
     }
 
     /// --count: every client at each concurrency, tables per concurrency.
-    private func runCount(runner: ClientRunner, clients: [ClientSpec], directory: String, measuredRuns: Int) throws {
+    private func runCount(turns: TurnTaking, directory: String, measuredRuns: Int) throws {
         let interposer = CountRun.interposerLibrary(in: directory)
         let countRun = CountRun(
-            runner: runner, clients: clients, runs: measuredRuns,
+            turns: turns, runs: measuredRuns,
             requests: countRequests ?? (quick ? 200 : 10_000), warmupRequests: countWarmup ?? (quick ? 50 : 1_000),
-            interposer: interposer, log: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+            interposer: interposer)
         print("Count build (our locks counted): \(CountRun.isCountingBuild ? "yes" : "no");"
             + " allocations: \(interposer ?? "not counted")\n")
         var reports: [CountReport] = []
