@@ -160,12 +160,11 @@ struct BenchmarksCommand: ParsableCommand {
 
         var machine = MachineInfo.collect(libcurl: libcurl, nginx: nginx.version)
         print(machine.summary)
-        let exceptions = warmups == nil
-            ? workloads.filter { $0.defaultWarmups != nil && $0.defaultWarmups != warmupRuns }
-                .map { " (\($0.id): \($0.defaultWarmups ?? 0) warm-up)" }.joined()
-            : ""
-        let multiplied = workloads.filter { $0.runMultiplier > 1 }
-            .map { " (\($0.id): \(measuredRuns * $0.runMultiplier))" }.joined()
+        let runCounts = RunCounts(measured: measuredRuns, warmups: warmupRuns, warmupsForced: warmups != nil)
+        let exceptions = workloads.filter { runCounts.warmups(for: $0) != warmupRuns }
+            .map { " (\($0.id): \(runCounts.warmups(for: $0)) warm-up)" }.joined()
+        let multiplied = workloads.filter { runCounts.measured(for: $0) != measuredRuns }
+            .map { " (\($0.id): \(runCounts.measured(for: $0)))" }.joined()
         if !soak && !count {
             print("Runs: \(warmupRuns) warm-up\(exceptions) + \(measuredRuns) measured\(multiplied) per client and workload,"
                 + " clients taking turns; metric medians; ratios are to \(ClientTable.baseline).")
@@ -189,8 +188,7 @@ struct BenchmarksCommand: ParsableCommand {
             return
         }
 
-        let scheduler = Scheduler(
-            turns: turns, runs: measuredRuns, warmups: warmupRuns, warmupsForced: warmups != nil)
+        let scheduler = Scheduler(turns: turns, runCounts: runCounts)
         var reports: [WorkloadReport] = []
         for workload in workloads {
             FileHandle.standardError.write(Data("\(workload.id): \(workload.title)\n".utf8))

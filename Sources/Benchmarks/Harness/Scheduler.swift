@@ -6,16 +6,13 @@ import Foundation
 
 struct Scheduler {
     let turns: TurnTaking
-    let runs: Int
-    let warmups: Int
-    /// True when --warmups was given: it then applies to every workload.
-    let warmupsForced: Bool
+    let runCounts: RunCounts
 
     func run(_ workload: Workload) -> WorkloadReport {
         var warmupRecords: [String: [RunRecord]] = [:]
         var measured: [String: [RunRecord]] = [:]
-        let warmups = warmupsForced ? self.warmups : workload.defaultWarmups ?? self.warmups
-        let runs = self.runs * workload.runMultiplier
+        let warmups = runCounts.warmups(for: workload)
+        let runs = runCounts.measured(for: workload)
         turns.take(rounds: warmups + runs) { client, round in
             let warmup = round < warmups
             let label = warmup ? "warmup\(round + 1)" : "run\(round - warmups + 1)"
