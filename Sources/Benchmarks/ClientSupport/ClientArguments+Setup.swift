@@ -5,6 +5,15 @@ import FoundationNetworking
 #endif
 
 extension ClientArguments {
+    /// A client's start, the same in each: its command line (exits 64 when it
+    /// is bad), then the descriptor limit raised to the hard one (W7 opens
+    /// 10,000 sockets) before anything opens one.
+    public static func parseAndPrepareOrExit() -> ClientArguments {
+        let arguments = parseOrExit()
+        ProcessLimits.raiseFileDescriptorLimit()
+        return arguments
+    }
+
     /// Bodies are consumed chunk by chunk (`--stream`, or a slow consumer).
     public var streamsBodies: Bool { stream || consumeBytesPerSecond > 0 }
 

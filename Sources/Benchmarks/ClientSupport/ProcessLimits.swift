@@ -44,8 +44,10 @@ public enum ProcessLimits {
     }
 
     /// Ends the process with a failure line if it is still running after
-    /// `seconds`: every client run is bounded in time even if a transfer hangs.
-    public static func startWatchdog(seconds: Double, client: String, arguments: ClientArguments, api: String) {
+    /// `arguments.timeoutSeconds` (`--timeout`): every client run is bounded
+    /// in time even if a transfer hangs.
+    public static func startWatchdog(client: String, arguments: ClientArguments, api: String) {
+        let seconds = arguments.timeoutSeconds
         let thread = Thread {
             Thread.sleep(forTimeInterval: seconds)
             var result = ClientResult(client: client, workload: arguments.workload, api: api)

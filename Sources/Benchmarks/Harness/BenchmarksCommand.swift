@@ -160,12 +160,11 @@ struct BenchmarksCommand: ParsableCommand {
 
         var machine = MachineInfo.collect(libcurl: libcurl, nginx: nginx.version)
         print(machine.summary)
-        let exceptions = warmups == nil
-            ? workloads.filter { $0.defaultWarmups != nil && $0.defaultWarmups != warmupRuns }
-                .map { " (\($0.id): \($0.defaultWarmups ?? 0) warm-up)" }.joined()
-            : ""
-        let multiplied = workloads.filter { $0.runMultiplier > 1 }
-            .map { " (\($0.id): \(measuredRuns * $0.runMultiplier))" }.joined()
+        let runCounts = RunCounts(measured: measuredRuns, warmups: warmupRuns, warmupsForced: warmups != nil)
+        let exceptions = workloads.filter { runCounts.warmups(for: $0) != warmupRuns }
+            .map { " (\($0.id): \(runCounts.warmups(for: $0)) warm-up)" }.joined()
+        let multiplied = workloads.filter { runCounts.measured(for: $0) != measuredRuns }
+            .map { " (\($0.id): \(runCounts.measured(for: $0)))" }.joined()
         if !soak && !count {
             print("Runs: \(warmupRuns) warm-up\(exceptions) + \(measuredRuns) measured\(multiplied) per client and workload,"
                 + " clients taking turns; metric medians; ratios are to \(ClientTable.baseline).")
@@ -182,15 +181,14 @@ struct BenchmarksCommand: ParsableCommand {
             try runSoak(runner: runner, clients: clientSpecs)
             return
         }
+        let turns = TurnTaking(
+            runner: runner, clients: clientSpecs, log: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
         if count {
-            try runCount(runner: runner, clients: clientSpecs, directory: directory, measuredRuns: measuredRuns)
+            try runCount(turns: turns, directory: directory, measuredRuns: measuredRuns)
             return
         }
 
-        let scheduler = Scheduler(
-            runner: runner, clients: clientSpecs, runs: measuredRuns, warmups: warmupRuns,
-            warmupsForced: warmups != nil,
-            log: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+        let scheduler = Scheduler(turns: turns, runCounts: runCounts)
         var reports: [WorkloadReport] = []
         for workload in workloads {
             FileHandle.standardError.write(Data("\(workload.id): \(workload.title)\n".utf8))
@@ -268,12 +266,12 @@ struct BenchmarksCommand: ParsableCommand {
     }
 
     /// --count: every client at each concurrency, tables per concurrency.
-    private func runCount(runner: ClientRunner, clients: [ClientSpec], directory: String, measuredRuns: Int) throws {
+    private func runCount(turns: TurnTaking, directory: String, measuredRuns: Int) throws {
         let interposer = CountRun.interposerLibrary(in: directory)
         let countRun = CountRun(
-            runner: runner, clients: clients, runs: measuredRuns,
+            turns: turns, runs: measuredRuns,
             requests: countRequests ?? (quick ? 200 : 10_000), warmupRequests: countWarmup ?? (quick ? 50 : 1_000),
-            interposer: interposer, log: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+            interposer: interposer)
         print("Count build (our locks counted): \(CountRun.isCountingBuild ? "yes" : "no");"
             + " allocations: \(interposer ?? "not counted")\n")
         var reports: [CountReport] = []

@@ -2,29 +2,20 @@
 // Package.swift). Each is an executable next to the harness's own.
 import Foundation
 
+/// Made with its memberwise initializer (the defaults below are the
+/// initializer's); a run that passes more arguments adjusts a copy.
 struct ClientSpec: Sendable {
     /// Short name used in tables, JSON and --clients.
-    let name: String
+    var name: String
     /// Product name of its executable.
-    let executable: String
+    var executable: String
     /// Shown when the executable is missing.
-    let missingHint: String
+    var missingHint = "not built"
     /// Passed after the workload's arguments: one executable, two ways to run it.
-    let extraArguments: [String]
+    var extraArguments: [String] = []
     /// The nginx location its GETs of files go to in place of /files/ (the
     /// same files, other headers: `NginxConfig`); nil for /files/.
-    let location: String?
-
-    init(
-        _ name: String, _ executable: String, missingHint: String = "not built", extraArguments: [String] = [],
-        location: String? = nil
-    ) {
-        self.name = name
-        self.executable = executable
-        self.missingHint = missingHint
-        self.extraArguments = extraArguments
-        self.location = location
-    }
+    var location: String? = nil
 }
 
 enum ClientTable {
@@ -53,16 +44,17 @@ enum ClientTable {
     private static let ours = "not built: the AsyncURLSession library did not compile, or BENCH_ASYNCURLSESSION=0"
 
     static let all: [ClientSpec] = [
-        ClientSpec("rawcurl-poll", "bench-rawcurl", extraArguments: ["--perform"]),
-        ClientSpec("rawcurl", "bench-rawcurl"),
-        ClientSpec("rawcurl-collect", "bench-rawcurl", extraArguments: ["--collect"]),
-        ClientSpec("foundation", "bench-foundation"),
-        ClientSpec("ahc", "bench-ahc"),
-        ClientSpec("asyncurlsession-events", "bench-asyncurlsession-events", missingHint: ours),
-        ClientSpec("asyncurlsession-data", "bench-asyncurlsession-data", missingHint: ours),
+        ClientSpec(name: "rawcurl-poll", executable: "bench-rawcurl", extraArguments: ["--perform"]),
+        ClientSpec(name: "rawcurl", executable: "bench-rawcurl"),
+        ClientSpec(name: "rawcurl-collect", executable: "bench-rawcurl", extraArguments: ["--collect"]),
+        ClientSpec(name: "foundation", executable: "bench-foundation"),
+        ClientSpec(name: "ahc", executable: "bench-ahc"),
+        ClientSpec(name: "asyncurlsession-events", executable: "bench-asyncurlsession-events", missingHint: ours),
+        ClientSpec(name: "asyncurlsession-data", executable: "bench-asyncurlsession-data", missingHint: ours),
         ClientSpec(
-            "asyncurlsession-io", "bench-asyncurlsession-data", missingHint: ours, extraArguments: ["--io-executor"]),
-        ClientSpec("urlsessioncompat", "bench-urlsessioncompat", missingHint: ours),
+            name: "asyncurlsession-io", executable: "bench-asyncurlsession-data", missingHint: ours,
+            extraArguments: ["--io-executor"]),
+        ClientSpec(name: "urlsessioncompat", executable: "bench-urlsessioncompat", missingHint: ours),
     ] + classicStyles
 
     /// The classic API as the two other kinds of legacy code wait for it
@@ -71,7 +63,7 @@ enum ClientTable {
     /// session (`urlsessioncompat-async`).
     static let classicStyles: [ClientSpec] = ["blocking", "async"].map { style in
         ClientSpec(
-            "urlsessioncompat-\(style)", "bench-urlsessioncompat", missingHint: ours,
+            name: "urlsessioncompat-\(style)", executable: "bench-urlsessioncompat", missingHint: ours,
             extraArguments: ["--classic-style", style])
     }
 
@@ -79,9 +71,9 @@ enum ClientTable {
     /// swift-openapi-urlsession's and swift-openapi-async-http-client's.
     /// Not in a default run; `--openapi` runs them (or `--clients` names them).
     static let openAPI: [ClientSpec] = [
-        ClientSpec("openapi-asyncurlsession", "bench-openapi-asyncurlsession", missingHint: ours),
-        ClientSpec("openapi-urlsession", "bench-openapi-urlsession"),
-        ClientSpec("openapi-ahc", "bench-openapi-ahc"),
+        ClientSpec(name: "openapi-asyncurlsession", executable: "bench-openapi-asyncurlsession", missingHint: ours),
+        ClientSpec(name: "openapi-urlsession", executable: "bench-openapi-urlsession"),
+        ClientSpec(name: "openapi-ahc", executable: "bench-openapi-ahc"),
     ]
 
     /// `--openapi` runs these plain clients beside the OpenAPI ones: the
@@ -100,9 +92,10 @@ enum ClientTable {
     /// `--background` runs them beside the baseline (or `--clients` names them).
     static let background: [ClientSpec] = [
         ClientSpec(
-            "asyncurlsession-download", "bench-asyncurlsession-events", missingHint: ours, extraArguments: ["--download"]),
+            name: "asyncurlsession-download", executable: "bench-asyncurlsession-events", missingHint: ours,
+            extraArguments: ["--download"]),
         ClientSpec(
-            "asyncurlsession-background", "bench-asyncurlsession-events", missingHint: ours,
+            name: "asyncurlsession-background", executable: "bench-asyncurlsession-events", missingHint: ours,
             extraArguments: ["--background"]),
     ]
 
@@ -121,19 +114,19 @@ enum ClientTable {
     /// them beside the baseline and the plain client (or `--clients` names them).
     static let features: [ClientSpec] = [
         ClientSpec(
-            "asyncurlsession-data+cookies", "bench-asyncurlsession-data", missingHint: ours,
+            name: "asyncurlsession-data+cookies", executable: "bench-asyncurlsession-data", missingHint: ours,
             extraArguments: ["--feature", "cookies"], location: "/cookies/"),
         ClientSpec(
-            "asyncurlsession-data+cache", "bench-asyncurlsession-data", missingHint: ours,
+            name: "asyncurlsession-data+cache", executable: "bench-asyncurlsession-data", missingHint: ours,
             extraArguments: ["--feature", "cache"], location: "/cached/"),
         ClientSpec(
-            "asyncurlsession-data+logging", "bench-asyncurlsession-data", missingHint: ours,
+            name: "asyncurlsession-data+logging", executable: "bench-asyncurlsession-data", missingHint: ours,
             extraArguments: ["--feature", "logging"]),
         ClientSpec(
-            "asyncurlsession-data+tracing", "bench-asyncurlsession-data", missingHint: ours,
+            name: "asyncurlsession-data+tracing", executable: "bench-asyncurlsession-data", missingHint: ours,
             extraArguments: ["--feature", "tracing"]),
         ClientSpec(
-            "asyncurlsession-data+metrics", "bench-asyncurlsession-data", missingHint: ours,
+            name: "asyncurlsession-data+metrics", executable: "bench-asyncurlsession-data", missingHint: ours,
             extraArguments: ["--feature", "metrics"]),
     ]
 
@@ -160,6 +153,6 @@ enum ClientTable {
         let name = String(entry[..<equals])
         let path = String(entry[entry.index(after: equals)...])
         guard !name.isEmpty, path.hasPrefix("/") else { return nil }
-        return ClientSpec(name, path)
+        return ClientSpec(name: name, executable: path)
     }
 }

@@ -13,14 +13,12 @@ import BenchClientSupport
 import Foundation
 
 struct CountRun {
-    let runner: ClientRunner
-    let clients: [ClientSpec]
+    let turns: TurnTaking
     let runs: Int
     let requests: Int
     let warmupRequests: Int
     /// malloc-interposer's library, or nil when it was not built.
     let interposer: String?
-    let log: (String) -> Void
 
     /// The concurrencies counted: one at a time, 16 and 64 at once.
     static let concurrencies = [1, 16, 64]
@@ -50,34 +48,32 @@ struct CountRun {
             clientTimeout: Double(requests + warmupRequests) / 500 + 60)
     }
 
-    /// Every client, `runs` times, taking turns; one cell per client.
+    /// Every client, `runs` times, taking turns (a failed one sits out the
+    /// rest); one cell per client.
     func run(concurrency: Int) -> CountReport {
         let workload = workload(concurrency: concurrency)
         var environment = ProcessInfo.processInfo.environment
         if let interposer { environment["LD_PRELOAD"] = interposer }
-        let built = clients.filter { runner.isBuilt($0) }
         var counted: [String: [CountedWork]] = [:]
         var failures: [String: String] = [:]
-        for round in 1...runs {
-            for client in built where failures[client.name] == nil {
-                let spec = ClientSpec(
-                    client.name, client.executable, missingHint: client.missingHint,
-                    extraArguments: client.extraArguments + ["--count-warmup", String(warmupRequests)],
-                    location: client.location)
-                let record = runner.run(spec, workload, label: "count\(round)", warmup: false, environment: environment)
-                guard record.status == .ok, let counts = record.result?.counts else {
-                    failures[client.name] = record.reason ?? "no counts in the result line"
-                    log("  \(workload.id) run \(round) \(client.name): FAILED — \(failures[client.name] ?? "")")
-                    continue
-                }
-                counted[client.name, default: []].append(counts)
-                log("  \(workload.id) run \(round) \(client.name): \(CountCell.summary(counts))")
+        turns.take(rounds: runs) { client, index in
+            let round = index + 1
+            var spec = client
+            spec.extraArguments += ["--count-warmup", String(warmupRequests)]
+            let record = turns.runner.run(spec, workload, label: "count\(round)", warmup: false, environment: environment)
+            guard record.status == .ok, let counts = record.result?.counts else {
+                failures[client.name] = record.reason ?? "no counts in the result line"
+                turns.log("  \(workload.id) run \(round) \(client.name): FAILED — \(failures[client.name] ?? "")")
+                return false
             }
+            counted[client.name, default: []].append(counts)
+            turns.log("  \(workload.id) run \(round) \(client.name): \(CountCell.summary(counts))")
+            return true
         }
-        let cells = clients.map { client in
+        let cells = turns.clients.map { client in
             CountCell(
                 client: client.name, runs: counted[client.name, default: []],
-                failure: runner.isBuilt(client) ? failures[client.name] : client.missingHint)
+                failure: turns.runner.isBuilt(client) ? failures[client.name] : client.missingHint)
         }
         return CountReport(
             id: workload.id, title: workload.title, concurrency: concurrency, requests: requests,

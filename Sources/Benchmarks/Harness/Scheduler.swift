@@ -1,41 +1,31 @@
 // The order of runs: per workload, one warm-up round, then the measured
-// rounds, clients taking turns in each (A B C A B C ...), so drift on the
-// machine spreads evenly over the clients. A client that reports a workload
-// unsupported is not asked again; one that fails twice on it is dropped from it.
+// rounds, clients taking turns in each (`TurnTaking`). A client that reports
+// a workload unsupported is not asked again; one that fails twice on it is
+// dropped from it.
 import Foundation
 
 struct Scheduler {
-    let runner: ClientRunner
-    let clients: [ClientSpec]
-    let runs: Int
-    let warmups: Int
-    /// True when --warmups was given: it then applies to every workload.
-    let warmupsForced: Bool
-    /// Progress lines (stderr, so stdout keeps only the report).
-    let log: (String) -> Void
+    let turns: TurnTaking
+    let runCounts: RunCounts
 
     func run(_ workload: Workload) -> WorkloadReport {
         var warmupRecords: [String: [RunRecord]] = [:]
         var measured: [String: [RunRecord]] = [:]
-        var dropped: Set<String> = []
-        let built = clients.filter { runner.isBuilt($0) }
-        let warmups = warmupsForced ? self.warmups : workload.defaultWarmups ?? self.warmups
-        let runs = self.runs * workload.runMultiplier
-        for round in 0..<(warmups + runs) {
+        let warmups = runCounts.warmups(for: workload)
+        let runs = runCounts.measured(for: workload)
+        turns.take(rounds: warmups + runs) { client, round in
             let warmup = round < warmups
             let label = warmup ? "warmup\(round + 1)" : "run\(round - warmups + 1)"
-            for client in built where !dropped.contains(client.name) {
-                let record = runner.run(client, workload, label: label, warmup: warmup)
-                if warmup { warmupRecords[client.name, default: []].append(record) }
-                else { measured[client.name, default: []].append(record) }
-                log(progressLine(record, label: label, workload: workload))
-                let failures = (warmupRecords[client.name, default: []] + measured[client.name, default: []])
-                    .filter { $0.status == .failed }.count
-                if record.status == .unsupported || failures >= 2 { dropped.insert(client.name) }
-            }
+            let record = turns.runner.run(client, workload, label: label, warmup: warmup)
+            if warmup { warmupRecords[client.name, default: []].append(record) }
+            else { measured[client.name, default: []].append(record) }
+            turns.log(progressLine(record, label: label, workload: workload))
+            let failures = (warmupRecords[client.name, default: []] + measured[client.name, default: []])
+                .filter { $0.status == .failed }.count
+            return record.status != .unsupported && failures < 2
         }
-        var cells: [CellSummary] = clients.map { client in
-            guard runner.isBuilt(client) else {
+        var cells: [CellSummary] = turns.clients.map { client in
+            guard turns.runner.isBuilt(client) else {
                 return CellSummary(client: client.name, workload: workload, status: .notBuilt, reason: client.missingHint)
             }
             return CellSummary(

@@ -2,20 +2,18 @@ import AsyncURLSession
 import Foundation
 
 /// AsyncURLSession's core `WebSocketTask`.
-struct CoreEchoClient: EchoClient {
-    let name = "AsyncURLSession WebSocketTask"
+typealias CoreEchoClient = TaskEchoClient<WebSocketTask>
 
-    func roundTrips(url: URL, message: Data, count: Int, window: Int) async throws -> Duration {
-        let socket = Session(configuration: .ephemeral).webSocketTask(with: url)
-        socket.resume()
-        defer { socket.cancel(with: .normalClosure, reason: nil) }
-        try await socket.sendPing()  // open before the clock starts
-        return try await EchoLoop.run(
-            message: message, count: count, window: window,
-            send: { try await socket.send(.data($0)) },
-            receive: {
-                guard case .data(let data) = try await socket.receive() else { throw EchoClientError("not binary") }
-                return data.count
-            })
+extension TaskEchoClient where Socket == WebSocketTask {
+    init() {
+        self.init(name: "AsyncURLSession WebSocketTask") {
+            Session(configuration: .ephemeral).webSocketTask(with: $0)
+        }
     }
+}
+
+extension WebSocketTask: EchoSocket {}
+extension WebSocketCloseCode: EchoCloseCode {}
+extension WebSocketMessage: EchoMessage {
+    var binary: Data? { if case .data(let data) = self { data } else { nil } }
 }

@@ -23,22 +23,20 @@ package struct TLSVersionBounds: Sendable, Equatable {
 
     /// CURLOPT_SSLVERSION's value: a minimum OR'd with a maximum.
     var curlValue: Int {
-        let low: Int
-        switch minimum {
-        case nil: low = CURL_SSLVERSION_DEFAULT
-        case .v1_0?: low = CURL_SSLVERSION_TLSv1_0
-        case .v1_1?: low = CURL_SSLVERSION_TLSv1_1
-        case .v1_2?: low = CURL_SSLVERSION_TLSv1_2
-        case .v1_3?: low = CURL_SSLVERSION_TLSv1_3
+        (minimum?.curlCodes.minimum ?? CURL_SSLVERSION_DEFAULT)
+            | (maximum?.curlCodes.maximum ?? CURL_SSLVERSION_MAX_DEFAULT)
+    }
+}
+
+extension TLSVersionBounds.Version {
+    /// libcurl's codes for this version as the lowest allowed and as the
+    /// highest: one row per version, so the two bounds cannot disagree.
+    fileprivate var curlCodes: (minimum: Int, maximum: Int) {
+        switch self {
+        case .v1_0: (CURL_SSLVERSION_TLSv1_0, CURL_SSLVERSION_MAX_TLSv1_0)
+        case .v1_1: (CURL_SSLVERSION_TLSv1_1, CURL_SSLVERSION_MAX_TLSv1_1)
+        case .v1_2: (CURL_SSLVERSION_TLSv1_2, CURL_SSLVERSION_MAX_TLSv1_2)
+        case .v1_3: (CURL_SSLVERSION_TLSv1_3, CURL_SSLVERSION_MAX_TLSv1_3)
         }
-        let high: Int
-        switch maximum {
-        case nil: high = CURL_SSLVERSION_MAX_DEFAULT
-        case .v1_0?: high = CURL_SSLVERSION_MAX_TLSv1_0
-        case .v1_1?: high = CURL_SSLVERSION_MAX_TLSv1_1
-        case .v1_2?: high = CURL_SSLVERSION_MAX_TLSv1_2
-        case .v1_3?: high = CURL_SSLVERSION_MAX_TLSv1_3
-        }
-        return low | high
     }
 }

@@ -6,14 +6,7 @@ enum CookieRoutes {
     /// query pair, in order.
     static func set(_ request: RequestInfo) throws(BadRequest) -> ResponsePlan {
         var headers = HTTPHeaders()
-        for (name, value) in request.target.query {
-            guard HTTPSyntax.isToken(name) else {
-                throw BadRequest(message: "\(name.debugDescription) is not a valid cookie name")
-            }
-            // Checked so a bad value is a 400, not an encoder error that kills the connection.
-            guard HTTPSyntax.isSendableHeaderValue(value) else {
-                throw BadRequest(message: "cookie values must not contain CR, LF or NUL")
-            }
+        for (name, value) in try request.target.headerPairs(kind: "cookie") {
             headers.add(name: "Set-Cookie", value: "\(name)=\(value); Path=/")
         }
         return .text(.ok, "cookies set", headers: headers)

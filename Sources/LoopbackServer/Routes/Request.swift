@@ -74,6 +74,22 @@ struct RequestTarget {
         return nil
     }
 
+    /// The query pairs, in order, for routes that send them as header fields (Set-Cookie
+    /// values, response fields, trailers): each name a token and each value free of CR, LF
+    /// and NUL, checked here so a bad pair is a 400 naming what it is (`kind`: "cookie",
+    /// "field"), not an encoder error that kills the connection.
+    func headerPairs(kind: String) throws(BadRequest) -> [(name: String, value: String)] {
+        for (name, value) in query {
+            guard HTTPSyntax.isToken(name) else {
+                throw BadRequest(message: "\(name.debugDescription) is not a valid \(kind) name")
+            }
+            guard HTTPSyntax.isSendableHeaderValue(value) else {
+                throw BadRequest(message: "\(kind) values must not contain CR, LF or NUL")
+            }
+        }
+        return query
+    }
+
     /// Query parameter `name` as an integer in `range`, `defaultValue` when absent.
     func integer(_ name: String, default defaultValue: Int, in range: ClosedRange<Int>) throws(BadRequest) -> Int {
         guard let text = value(name) else { return defaultValue }

@@ -13,11 +13,9 @@ import NIOCore
 import NIOSSL
 
 let clientName = "ahc"
-let arguments = ClientArguments.parseOrExit()
-ProcessLimits.raiseFileDescriptorLimit()
-let streaming = arguments.stream || arguments.consumeBytesPerSecond > 0
-let api = streaming ? "HTTPClient.execute(_:timeout:) + body chunks" : "HTTPClient.execute(_:timeout:) + body.collect(upTo:)"
-ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
+let arguments = ClientArguments.parseAndPrepareOrExit()
+let api = arguments.streamsBodies ? "HTTPClient.execute(_:timeout:) + body chunks" : "HTTPClient.execute(_:timeout:) + body.collect(upTo:)"
+ProcessLimits.startWatchdog(client: clientName, arguments: arguments, api: api)
 
 var configuration = HTTPClient.Configuration()
 configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
@@ -47,7 +45,7 @@ let postBytes = arguments.postBytes
         let response = try await client.execute(request, timeout: .seconds(600))
         let version = response.version.major == 2 ? "2" : "\(response.version.major).\(response.version.minor)"
         var received = 0
-        if streaming {
+        if arguments.streamsBodies {
             var pacer = Pacer(bytesPerSecond: bytesPerSecond)
             for try await chunk in response.body {
                 received += chunk.readableBytes

@@ -13,19 +13,18 @@ import BenchLockCount
 import BenchSessionSetup
 import Foundation
 
-let arguments = ClientArguments.parseOrExit()
+let arguments = ClientArguments.parseAndPrepareOrExit()
 let clientName = (arguments.ioExecutor ? "asyncurlsession-io" : "asyncurlsession-data")
     + (arguments.feature.map { "+" + $0.rawValue } ?? "")
 let api = (arguments.ioExecutor ? "Session.data(for:) on Session.ioExecutor" : "Session.data(for:)")
     + (arguments.feature.map { ", \($0.rawValue) on" } ?? "")
-ProcessLimits.raiseFileDescriptorLimit()
 if arguments.consumeBytesPerSecond > 0 {
     ClientResult.unsupported(
         client: clientName, arguments: arguments, api: api,
         reason: "data(for:) returns the whole body at once; a slow consumer needs the events path"
     )
 }
-ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
+ProcessLimits.startWatchdog(client: clientName, arguments: arguments, api: api)
 
 let feature: SessionFeature?
 do {

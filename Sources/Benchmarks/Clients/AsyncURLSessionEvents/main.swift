@@ -16,12 +16,11 @@ import BenchSessionSetup
 import Foundation
 
 let clientName = "asyncurlsession-events"
-let arguments = ClientArguments.parseOrExit()
+let arguments = ClientArguments.parseAndPrepareOrExit()
 let api = arguments.background
     ? "Session.downloadTask(with:).events, background session"
     : arguments.download ? "Session.downloadTask(with:).events" : "Session.dataTask(with:).events"
-ProcessLimits.raiseFileDescriptorLimit()
-ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
+ProcessLimits.startWatchdog(client: clientName, arguments: arguments, api: api)
 
 // --background: a private agent folder, then the background session (which
 // starts the agent at once, before any request is timed).

@@ -16,20 +16,14 @@ import FoundationNetworking
 #endif
 
 let clientName = "foundation"
-let arguments = ClientArguments.parseOrExit()
-ProcessLimits.raiseFileDescriptorLimit()
-let streaming = arguments.stream || arguments.consumeBytesPerSecond > 0
+let arguments = ClientArguments.parseAndPrepareOrExit()
+let streaming = arguments.streamsBodies
 let api = streaming ? "URLSessionDataDelegate.didReceive(data:)" : "URLSession.data(for:)"
-ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
+ProcessLimits.startWatchdog(client: clientName, arguments: arguments, api: api)
 
 let configuration = arguments.foundationConfiguration()
 
-var template = URLRequest(url: arguments.url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: 120)
-if arguments.isPost {
-    template.httpMethod = "POST"
-    template.httpBody = Data(count: arguments.postBytes)
-}
-let request = template
+let request = arguments.requestTemplate(timeout: 120)
 let expectedStatus = arguments.expectedStatus
 
 let delegate = StreamingDelegate(bytesPerSecond: arguments.consumeBytesPerSecond)

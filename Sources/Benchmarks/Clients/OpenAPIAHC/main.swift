@@ -7,8 +7,7 @@ import BenchOpenAPIShared
 import NIOCore
 import OpenAPIAsyncHTTPClient
 
-let arguments = ClientArguments.parseOrExit()
-ProcessLimits.raiseFileDescriptorLimit()
+let arguments = ClientArguments.parseAndPrepareOrExit()
 var configuration = HTTPClient.Configuration()
 configuration.connectionPool = HTTPClient.Configuration.ConnectionPool(
     idleTimeout: .seconds(120),

@@ -6,8 +6,7 @@ import BenchClientSupport
 import BenchOpenAPIShared
 import BenchSessionSetup
 
-let arguments = ClientArguments.parseOrExit()
-ProcessLimits.raiseFileDescriptorLimit()
+let arguments = ClientArguments.parseAndPrepareOrExit()
 let transport = AsyncURLSessionTransport(configuration: .init(session: SessionSetup.session(for: arguments)))
 await OpenAPIWorkload.run(
     client: "openapi-asyncurlsession", api: "generated client on AsyncURLSessionTransport",

@@ -25,7 +25,7 @@ public enum OpenAPIWorkload {
         } catch {
             ClientResult.unsupported(client: clientName, arguments: arguments, api: api, reason: "\(error)")
         }
-        ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
+        ProcessLimits.startWatchdog(client: clientName, arguments: arguments, api: api)
         let client = Client(serverURL: operation.serverURL, transport: transport)
         let postBody = Data(count: arguments.postBytes)
         let streaming = arguments.streamsBodies

@@ -10,8 +10,7 @@ import FoundationNetworking
 #endif
 import OpenAPIURLSession
 
-let arguments = ClientArguments.parseOrExit()
-ProcessLimits.raiseFileDescriptorLimit()
+let arguments = ClientArguments.parseAndPrepareOrExit()
 let configuration = arguments.foundationConfiguration()
 let transport = URLSessionTransport(configuration: .init(session: URLSession(configuration: configuration)))
 await OpenAPIWorkload.run(

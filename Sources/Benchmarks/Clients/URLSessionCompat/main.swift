@@ -15,8 +15,7 @@ import BenchLockCount
 import URLSessionCompat
 
 let clientName = "urlsessioncompat"
-let arguments = ClientArguments.parseOrExit()
-ProcessLimits.raiseFileDescriptorLimit()
+let arguments = ClientArguments.parseAndPrepareOrExit()
 let streaming = arguments.streamsBodies
 let api: String
 switch (streaming, arguments.classicStyle) {
@@ -25,7 +24,7 @@ case (false, nil): api = "dataTask(with:completionHandler:)"
 case (false, .blocking?): api = "dataTask(with:completionHandler:) + DispatchSemaphore.wait()"
 case (false, .async?): api = "URLSession.data(for:)"
 }
-ProcessLimits.startWatchdog(seconds: arguments.timeoutSeconds, client: clientName, arguments: arguments, api: api)
+ProcessLimits.startWatchdog(client: clientName, arguments: arguments, api: api)
 
 let configuration = URLSessionConfiguration.ephemeral
 configuration.httpMaximumConnectionsPerHost = arguments.concurrency
