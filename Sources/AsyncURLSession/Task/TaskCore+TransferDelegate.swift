@@ -1,33 +1,12 @@
 internal import CurlEngine
 import Foundation
 
-/// A task is the engine's delegate for each of its hops on the wire: each
-/// call is forwarded to the task's `HopDelegate` side, which any exchange
-/// (the engine's or a local one) reports to, naming the hop by `HopID`. A
+/// A task is the engine's delegate for each of its hops on the wire (or
+/// the hop's `CacheStage` is, in front of it): see `EngineHopDelegate`. A
 /// late call from a hop the task has already left is ignored there (`hopDid…`
 /// compare it with `Guarded.transferID`). Until November 2026 an object per
 /// hop carried that id: one more allocation per request.
-extension TaskCore: TransferDelegate {
-    func transferDidReceiveHead(_ head: consuming ResponseHead, of id: TransferID) {
-        hopDidReceiveHead(head, id: .engine(id))
-    }
-
-    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> BodyVerdict {
-        hopDidReceiveBody(bytes, id: .engine(id))
-    }
-
-    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {
-        hopDidSendBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, id: .engine(id))
-    }
-
-    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
-        hopDidComplete(outcome, id: .engine(id))
-    }
-
-    func transferDidReceiveInformationalHead(_ head: consuming ResponseHead, of id: TransferID) {
-        hopDidReceiveInformationalHead(head, id: .engine(id))
-    }
-}
+extension TaskCore: EngineHopDelegate {}
 
 extension TaskCore {
     func hopDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, id: HopID) {

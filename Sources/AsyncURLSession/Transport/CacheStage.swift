@@ -115,27 +115,7 @@ final class CacheStage: Sendable {
 }
 
 /// The engine's transfer reports through the stage.
-extension CacheStage: TransferDelegate {
-    func transferDidReceiveHead(_ head: consuming ResponseHead, of id: TransferID) {
-        hopDidReceiveHead(head, id: .engine(id))
-    }
-
-    func transferDidReceiveBody(_ bytes: UnsafeRawBufferPointer, of id: TransferID) -> BodyVerdict {
-        hopDidReceiveBody(bytes, id: .engine(id))
-    }
-
-    func transferDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, of id: TransferID) {
-        hopDidSendBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, id: .engine(id))
-    }
-
-    func transferDidComplete(_ outcome: TransferOutcome, of id: TransferID) {
-        hopDidComplete(outcome, id: .engine(id))
-    }
-
-    func transferDidReceiveInformationalHead(_ head: consuming ResponseHead, of id: TransferID) {
-        hopDidReceiveInformationalHead(head, id: .engine(id))
-    }
-}
+extension CacheStage: EngineHopDelegate {}
 
 /// A local exchange (a `LocalTransport`'s responder) reports through it too;
 /// what only a local hop asks goes straight on to the task.
