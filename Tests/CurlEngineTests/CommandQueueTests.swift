@@ -57,6 +57,22 @@ import Testing
         #expect(takeSignal(queue) == nil)
     }
 
+    /// A turn woken from a blocking wait takes the commands that woke it in
+    /// the same acquisition that notes it awake: producers then see it awake
+    /// (no write), and the counter is reset.
+    @Test func awokeDraining_takesTheCommandsAndResetsTheCounter() {
+        let queue = CommandQueue()
+        #expect(queue.prepareToSleep(idle: false))
+        queue.enqueue(command)
+        var batch: [EngineCommand?] = []
+        queue.awoke(draining: &batch)
+        #expect(batch.count == 1)
+        #expect(takeSignal(queue) == nil, "the engine reset it")
+        queue.enqueue(command)
+        #expect(takeSignal(queue) == nil, "awake: nothing written")
+        #expect(!queue.prepareToSleep(idle: false), "the later command waits for the next turn")
+    }
+
     // MARK: Inline turns
 
     /// A start command, for the inline tests (never run: the fake turns only drain).

@@ -125,7 +125,7 @@ extension TaskCore {
     private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
         let sent: URLRequest
         let hopCache: HopCache?
-        switch CacheStage.plan(for: request, kind: kind, configuration: context.configuration) {
+        switch CacheStage.plan(for: request, kind: self.kind, configuration: context.configuration) {
         case .network(var request, let cache):
             // Trace headers (issue 47): on the request as sent only, not
             // on the task's `currentRequest`.

@@ -20,8 +20,11 @@ extension CacheStage {
     /// `.network(request, nil)` after a nil check. A GET whose URL has
     /// nothing stored (the common case) costs a lookup by URL and one
     /// header read; the request's other fields are only looked at when a
-    /// response is stored or something stored could answer.
-    static func plan(for request: URLRequest, kind: TaskKind, configuration: SessionConfiguration) -> Plan {
+    /// response is stored or something stored could answer. `kind` is
+    /// read only then (it takes the task's lock).
+    static func plan(
+        for request: URLRequest, kind: @autoclosure () -> TaskKind, configuration: SessionConfiguration
+    ) -> Plan {
         guard let cache = configuration.responseCache, let url = request.url else { return .network(request, nil) }
         let additional = configuration.httpAdditionalHeaders
         let method = request.httpMethod ?? "GET"
@@ -30,7 +33,7 @@ extension CacheStage {
             return .network(request, safe ? nil : HopCache(cache: cache, request: request, mode: .invalidate))
         }
         let key = ResponseCache.key(for: url)
-        guard kind == .data, key.hasPrefix("http:") || key.hasPrefix("https:") else { return .network(request, nil) }
+        guard key.hasPrefix("http:") || key.hasPrefix("https:"), kind() == .data else { return .network(request, nil) }
         let policy = request.cachePolicy == .useProtocolCachePolicy ? configuration.requestCachePolicy : request.cachePolicy
         let now = Date()
         let found = policy == .reloadIgnoringLocalCacheData || policy == .reloadIgnoringLocalAndRemoteCacheData

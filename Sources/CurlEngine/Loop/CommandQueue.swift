@@ -153,11 +153,25 @@ final class CommandQueue: Sendable {
 
     /// Engine thread, after epoll_wait returned.
     func awoke() {
-        state.withLock { state in
-            state.engineSleeping = false
-            state.inEpoll = false
-            soleTransferHint.store(0, ordering: .relaxed)
+        state.withLock { noteAwake(&$0) }
+    }
+
+    /// Engine thread, after a blocking epoll_wait returned: `awoke()` and
+    /// `drain(into:)` under one acquisition. Commands that come while the
+    /// woken turn runs are drained by the next turn (the queue is not
+    /// empty, so the engine does not block before it).
+    func awoke(draining batch: inout [EngineCommand?]) {
+        let signaled = state.withLock { state -> Bool in
+            noteAwake(&state)
+            return Self.take(&state, into: &batch)
         }
+        if signaled { resetEventFD() }
+    }
+
+    private func noteAwake(_ state: inout State) {
+        state.engineSleeping = false
+        state.inEpoll = false
+        soleTransferHint.store(0, ordering: .relaxed)
     }
 
     /// At the end of an inline turn: true when the engine thread still
@@ -176,14 +190,18 @@ final class CommandQueue: Sendable {
 
     /// Takes every queued command. Called on the engine thread only.
     func drain(into batch: inout [EngineCommand?]) {
-        let signaled = state.withLock { state -> Bool in
-            swap(&state.queue, &batch)
-            defer { state.signaled = false }
-            return state.signaled
-        }
-        if signaled {
-            var counter: UInt64 = 0
-            _ = withUnsafeMutableBytes(of: &counter) { read(eventFD, $0.baseAddress, 8) }
-        }
+        if state.withLock({ Self.take(&$0, into: &batch) }) { resetEventFD() }
+    }
+
+    /// Moves the queue into `batch`; whether the eventfd was written.
+    private static func take(_ state: inout State, into batch: inout [EngineCommand?]) -> Bool {
+        swap(&state.queue, &batch)
+        defer { state.signaled = false }
+        return state.signaled
+    }
+
+    private func resetEventFD() {
+        var counter: UInt64 = 0
+        _ = withUnsafeMutableBytes(of: &counter) { read(eventFD, $0.baseAddress, 8) }
     }
 }

@@ -110,14 +110,17 @@ final class EngineLoop {
                 }
             }
             timeout = ownership.withLock { _ in
-                if timeout != 0 { commands.awoke() }
+                // Woken from a blocking wait: the commands that woke it are
+                // taken under the same acquisition that notes it awake.
+                let drained = timeout != 0
+                if drained { commands.awoke(draining: &commandBatch) }
                 turn.turnStart = ccurl_monotonic_nanoseconds()
                 if count > 0 {
                     for index in 0..<Int(count) {
                         handleReadiness(tag: datas[index], events: events[index])
                     }
                 }
-                runCommands()
+                runCommands(drained: drained)
                 runDueTimers()
                 sweepIdleTransfers()
                 flushCompletions()
@@ -375,8 +378,9 @@ final class EngineLoop {
 
     // MARK: Commands
 
-    private func runCommands() {
-        commands.drain(into: &commandBatch)
+    /// `drained`: the turn took its commands when it woke.
+    private func runCommands(drained: Bool = false) {
+        if !drained { commands.drain(into: &commandBatch) }
         // Each command is moved out, not copied: iterating (or reversing to
         // pop from the end) copied every command, retaining its payload.
         for index in commandBatch.indices {
