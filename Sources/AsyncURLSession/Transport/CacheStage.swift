@@ -3,7 +3,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
 /// The session's response cache as a stage around one hop's transport.
 ///
@@ -21,26 +20,34 @@ import Synchronization
 ///
 /// At the hop's good end the task asks `takeEnd()`: the stored response to
 /// answer with, or a response to offer for storing (`willCacheResponse`).
-/// Hops without a cache have no stage and pay nothing.
-final class CacheStage: Sendable {
+/// Hops without a cache have no stage and pay nothing; a hop with one pays
+/// this object, and no lock: see `hop`.
+final class CacheStage: @unchecked Sendable {
+    // @unchecked: `hop` and `url` are changed without a lock, and that is
+    // safe because their accesses never overlap. The exchange calls the
+    // stage one call at a time (the engine thread, or a local responder's
+    // writes, each awaited before the next), and the task reads the stage's
+    // end only after the exchange's last call, `hopDidComplete`: on that
+    // call's thread, or later on another one after taking the task's lock,
+    // which that call took after the stage's last change. A lock here was
+    // three acquisitions per request of every session with a cache (the
+    // default configuration has one), where the task took none before.
+
     /// The next stage: the task's hop side.
     private let task: TaskCore
     /// Whether the hop sent a credential (authenticated responses are
     /// stored only when they say they may be).
     private let authenticated: Bool
-    private let state: Mutex<State>
-
-    private struct State {
-        var hop: HopCache
-        /// Where the exchange ended, when a local responder followed
-        /// redirects itself (`hopMoved`); else the hop's request URL.
-        var url: URL?
-    }
+    private var hop: HopCache
+    /// Where the exchange ended, when a local responder followed redirects
+    /// itself (`hopMoved`); else the hop's request URL.
+    private var url: URL?
 
     init(_ hop: HopCache, url: URL?, authenticated: Bool, task: TaskCore) {
         self.task = task
         self.authenticated = authenticated
-        state = Mutex(State(hop: hop, url: url))
+        self.hop = hop
+        self.url = url
     }
 
     /// What the hop's end has for the task: a revalidated stored response
@@ -52,20 +59,17 @@ final class CacheStage: Sendable {
 
     /// Whether the hop's end has anything for the cache (most have not: a
     /// `no-store` response, nothing stored). Read under the task's lock.
-    var hasWorkAtEnd: Bool { state.withLock { $0.hop.hasWorkAtEnd } }
+    var hasWorkAtEnd: Bool { hop.hasWorkAtEnd }
 
     /// At the hop's good end: what the task does next, once.
     func takeEnd() -> End? {
-        state.withLock { state -> End? in
-            if let stored = state.hop.takeNotModified() { return .answerWithStored(stored) }
-            guard let url = state.url, let captured = state.hop.takeCaptured(url: url) else { return nil }
-            return .offerForStoring(captured)
-        }
+        if let stored = hop.takeNotModified() { return .answerWithStored(stored) }
+        guard let url, let captured = hop.takeCaptured(url: url) else { return nil }
+        return .offerForStoring(captured)
     }
 
     /// Stores `response` as the answer to the hop's request (as the server saw it).
     func store(_ response: CachedResponse) {
-        let hop = state.withLock { $0.hop }
         hop.cache.storeCachedResponse(response, for: hop.request)
     }
 
@@ -73,9 +77,8 @@ final class CacheStage: Sendable {
 
     func hopDidReceiveHead(_ head: consuming ResponseHead, id: HopID) {
         let inputs = CacheHeadInputs(head)
-        let verdict = state.withLock { state -> HopCache.HeadVerdict? in
-            guard let url = state.url else { return nil }
-            return state.hop.receivedHead(
+        let verdict = url.map { url in
+            hop.receivedHead(
                 statusCode: inputs.status, httpVersion: inputs.version, fields: inputs.fields,
                 contentLength: inputs.length, url: url, authenticated: authenticated, mayBeHeld: inputs.mayBeHeld)
         }
@@ -83,7 +86,7 @@ final class CacheStage: Sendable {
         case .swallowNotModified?:
             task.hopAbsorbedHead(head, id: id)
         case .invalidate(let url)?:
-            state.withLock { $0.hop }.cache.removeCachedResponse(for: url)
+            hop.cache.removeCachedResponse(for: url)
             task.hopDidReceiveHead(head, id: id)
         case .deliver?, nil:
             task.hopDidReceiveHead(head, id: id)
@@ -91,13 +94,10 @@ final class CacheStage: Sendable {
     }
 
     func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: HopID) -> BodyVerdict {
-        let (absorbed, capturing) = state.withLock { ($0.hop.notModified != nil, $0.hop.capture != nil) }
         // A 304 that revalidated has no body of its own to deliver.
-        if absorbed { return .accepted }
+        if hop.notModified != nil { return .accepted }
         let verdict = task.hopDidReceiveBody(bytes, id: id)
-        if capturing, case .accepted = verdict {
-            state.withLock { $0.hop.receivedBody(bytes) }
-        }
+        if hop.capture != nil, case .accepted = verdict { hop.receivedBody(bytes) }
         return verdict
     }
 
@@ -134,7 +134,7 @@ extension CacheStage: LocalTransferDelegate {
     }
 
     func hopMoved(to url: URL, id: HopID) {
-        state.withLock { $0.url = url }
+        self.url = url
         task.hopMoved(to: url, id: id)
     }
 }
