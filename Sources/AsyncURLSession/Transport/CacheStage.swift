@@ -30,8 +30,9 @@ final class CacheStage: @unchecked Sendable {
     // end only after the exchange's last call, `hopDidComplete`: on that
     // call's thread, or later on another one after taking the task's lock,
     // which that call took after the stage's last change. A lock here was
-    // three acquisitions per request of every session with a cache (the
-    // default configuration has one), where the task took none before.
+    // three more acquisitions per request in every session with a cache
+    // (the default configuration has one): before the stage, the cache's
+    // state lived under the task's lock, taken for the head and body anyway.
 
     /// The next stage: the task's hop side.
     private let task: TaskCore
