@@ -40,6 +40,28 @@ import Testing
         }
     }
 
+    /// Read to its end, then dropped: the deinits see the task ended
+    /// without taking its lock, cancel nothing, and the core goes.
+    @Test func readToTheEnd_thenDropped_isFreedAndNotCancelled() async throws {
+        try await withServer { server in
+            let session = Session(configuration: testConfiguration())
+            weak var core: TaskCore?
+            do {
+                let task = session.dataTask(with: server.url("/bytes/100"))
+                core = task.core
+                task.resume()
+                var bytes = 0
+                for try await event in task.events {
+                    if case .data(let chunk) = event { bytes += chunk.count }
+                }
+                #expect(bytes == 100)
+                #expect(task.core.hasEnded)
+                #expect(task.error == nil)
+            }
+            #expect(await isFreed { core == nil })
+        }
+    }
+
     /// A hop's cache stage holds its task (it hands the task the hop's
     /// events) and the hop holds its stage: the task's end breaks that.
     @Test(arguments: ["cc=max-age=600", "cc=no-store"])

@@ -42,7 +42,7 @@ public final class SessionTask: Sendable {
     deinit {
         // Nobody can observe this task any more: don't keep a paused transfer
         // (or a never-started one) around, nor events nobody will pull.
-        if core.state != .completed { core.cancel() }
+        if !core.hasEnded { core.cancel() }
         core.releaseUnconsumed()
     }
 
@@ -219,6 +219,6 @@ final class IterationWatch: Sendable {
     }
 
     deinit {
-        if task.core.state != .completed { task.core.cancel() }
+        if !task.core.hasEnded { task.core.cancel() }
     }
 }

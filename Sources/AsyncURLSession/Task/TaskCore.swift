@@ -30,6 +30,14 @@ final class TaskCore: Sendable {
     /// `launchHop`), where a lock acquisition per request found it unset
     /// but for a cancel racing the start.
     let cancelRequested = Atomic<Bool>(false)
+    /// Set, under the lock, when the task ends (`finish`): read without the
+    /// lock by the public task's and the events stream's deinits, which
+    /// cancel a task that has not ended (two acquisitions per `task.events`
+    /// request, before).
+    private let ended = Atomic<Bool>(false)
+    /// Set when a pull handed the consumer the end: nothing undelivered or
+    /// outstanding is left for `releaseUnconsumed` (whose lock it skips).
+    private let consumerSawEnd = Atomic<Bool>(false)
     /// For a download made from resume data.
     let resumeFrom: ResumeData?
     let createdAt = Date()
@@ -177,6 +185,9 @@ final class TaskCore: Sendable {
     /// `makeResponseDecision`). Other decisions hold the core weakly and are
     /// left as before. Both are released outside the lock: settling takes it.
     func releaseUnconsumed() {
+        // The consumer pulled the end: the pull before it settled the last
+        // decision, and nothing is queued after an end.
+        if consumerSawEnd.load(ordering: .relaxed) { return }
         let (outstanding, undelivered) = guarded.withLock { guarded in
             (guarded.waiters.takeOutstandingResponseDecision(), guarded.pipeline.takeUndelivered())
         }
@@ -199,6 +210,8 @@ final class TaskCore: Sendable {
     // MARK: - Observed state
 
     var state: TaskState { guarded.withLock { $0.pipeline.state } }
+    /// Whether the task ended (its state is `.completed`), without the lock.
+    var hasEnded: Bool { ended.load(ordering: .acquiring) }
     var kind: TaskKind { guarded.withLock { $0.kind } }
     /// Built (once) outside the lock: see ResponseSource.
     var response: HTTPURLResponse? { guarded.withLock { $0.pipeline.responseSource }?.response }
@@ -426,8 +439,10 @@ final class TaskCore: Sendable {
             if resumeReceiving, let exchange { exchange.resumeReceiving() }
             return .event(event)
         case .finishStream:
+            consumerSawEnd.store(true, ordering: .relaxed)
             return .end
         case .failStream(let error):
+            consumerSawEnd.store(true, ordering: .relaxed)
             throw error
         case .wait:
             return .mustWait
@@ -578,7 +593,9 @@ final class TaskCore: Sendable {
         // Every task error names the request that failed, under both of
         // Apple's keys, whichever path made it.
         let error = error?.namingFailingURL(guarded.hop.request.url ?? originalRequest.url)
-        return Self.wake(for: guarded.pipeline.finish(error: error, metrics: metrics), in: &guarded)
+        let wake = Self.wake(for: guarded.pipeline.finish(error: error, metrics: metrics), in: &guarded)
+        ended.store(true, ordering: .releasing)
+        return wake
     }
 
     /// After the task ended: the session lets it go, its consumer wakes.
