@@ -44,12 +44,19 @@ public final class ResponseDecision: Sendable {
     }
 
     private let state: Mutex<State>
+    /// Set once `state` is settled: the deinit of a settled decision (every
+    /// `task.events` response's, settled at the next pull) reads it instead
+    /// of taking the lock. Relaxed: the deinit runs after the last release
+    /// of the decision, which orders it after every settle.
+    private let settled = Atomic<Bool>(false)
 
     init(listener: Listener = .nobody) {
         state = Mutex(.pending(listener))
     }
 
-    deinit { settleWithDefault() }
+    deinit {
+        if !settled.load(ordering: .relaxed) { settleWithDefault() }
+    }
 
     public func allow() { settle(.allow) }
     public func cancel() { settle(.cancel) }
@@ -68,6 +75,7 @@ public final class ResponseDecision: Sendable {
         let listener = state.withLock { state -> Listener? in
             guard case .pending(let listener) = state else { return nil }
             state = .settled(answer)
+            settled.store(true, ordering: .relaxed)
             return listener
         }
         switch listener {
