@@ -115,8 +115,10 @@ extension TaskCore {
                         bytes: total, totalBytes: total, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)),
                     .downloaded(file.url),
                 ])
+                becameDownload.store(true, ordering: .relaxed)
                 return (nil, nil)
             }
+            becameDownload.store(true, ordering: .relaxed)
             return (nil, guarded.exchange)
         }
         if let error = outcome.0 {

@@ -38,6 +38,9 @@ final class TaskCore: Sendable {
     /// Set when a pull handed the consumer the end: nothing undelivered or
     /// outstanding is left for `releaseUnconsumed` (whose lock it skips).
     private let consumerSawEnd = Atomic<Bool>(false)
+    /// Set when a data task's response decision made it a download (under
+    /// the lock, with `Guarded.download`; see `kind`).
+    let becameDownload = Atomic<Bool>(false)
     /// For a download made from resume data.
     let resumeFrom: ResumeData?
     let createdAt = Date()
@@ -212,7 +215,10 @@ final class TaskCore: Sendable {
     var state: TaskState { guarded.withLock { $0.pipeline.state } }
     /// Whether the task ended (its state is `.completed`), without the lock.
     var hasEnded: Bool { ended.load(ordering: .acquiring) }
-    var kind: TaskKind { guarded.withLock { $0.kind } }
+    /// Read without the lock: the kind changes once at most, when a data
+    /// task becomes a download (`becameDownload`). The cache's plan reads it
+    /// for every GET of a session with a cache.
+    var kind: TaskKind { becameDownload.load(ordering: .relaxed) ? .download : initialKind }
     /// Built (once) outside the lock: see ResponseSource.
     var response: HTTPURLResponse? { guarded.withLock { $0.pipeline.responseSource }?.response }
     var error: URLError? { guarded.withLock { $0.pipeline.error } }
@@ -359,11 +365,10 @@ final class TaskCore: Sendable {
     /// Makes `collect()` the consumer. Must be called before `resume()`.
     /// Whether the body is collected for `collect()` (not delivered as events).
     var collectsBody: Bool {
-        let collecting = guarded.withLock { guarded in
-            if case .collect = guarded.pipeline.consumer { return true }
+        guarded.withLock { guarded in
+            if case .collect = guarded.pipeline.consumer { return guarded.kind != .download }
             return false
         }
-        return collecting && kind != .download
     }
 
     @discardableResult
