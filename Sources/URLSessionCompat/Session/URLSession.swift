@@ -185,12 +185,16 @@ open class URLSession: NSObject, @unchecked Sendable {
         guarded.withLock { $0.registry.makeIdentifier() }
     }
 
-    func startDriver(for task: URLSessionTask) {
+    /// - Parameters:
+    ///   - completion: where the task's result goes, and `collecting`
+    ///     whether its core collects the body, as the task's first start
+    ///     read them.
+    func startDriver(for task: URLSessionTask, completion: TaskDriver.Completion, collecting: Bool) {
         // Its caller awaits the core and delivers the end itself (`data(for:)`).
         // Its core collects the body from before the first resume, also
         // when the task is cancelled first.
-        if case .awaitedByCaller = task.completion { return }
-        if task.collectsBody, case .data(let handler) = task.completion {
+        if case .awaitedByCaller = completion { return }
+        if collecting, case .data(let handler) = completion {
             // The core collects the body and calls back at the end; the
             // handler then runs on the delegate queue. No Swift task waits
             // meanwhile: a driver task, its continuation and its wait for
@@ -222,7 +226,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         // The driver runs on its lane of the delegate queue (see
         // `DelegateQueue`): its delegate calls need no further hand-off.
         let lane = task.lane ?? makeDelegateLane()
-        let driver = TaskDriver(session: self, task: task, completion: task.completion, queue: lane)
+        let driver = TaskDriver(session: self, task: task, completion: completion, queue: lane)
         Task(executorPreference: lane) { await driver.run() }
     }
 

@@ -23,7 +23,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// which ends the cycle), so `URLSession(...).dataTask(...).resume()`
     /// with nothing stored still runs and calls its delegate.
     let session: URLSession?
-    private let guarded = Mutex(Guarded())
+    private let guarded: Mutex<Guarded>
 
     struct Guarded {
         var delegate: (any URLSessionTaskDelegate)?
@@ -74,8 +74,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.transfer = core
         self.identifier = identifier
         self.session = session
+        // Made with `started`, not set after: one lock acquisition per task less.
+        guarded = Mutex(Guarded(started: started))
         super.init()
-        guarded.withLock { $0.started = started }
     }
 
     /// A WebSocket or stream task: no core task, no driver; its class
@@ -85,6 +86,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.transfer = nil
         self.identifier = identifier
         self.session = session
+        guarded = Mutex(Guarded())
         super.init()
     }
 
@@ -226,9 +228,6 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         if offers != core.offersTLSChallenges { core.offersTLSChallenges = offers }
     }
 
-    /// Whether the core collects this task's body (see `collectIfNobodyListens`).
-    var collectsBody: Bool { guarded.withLock { $0.collecting } }
-
     /// Pauses the transfer until `resume()`.
     open func suspend() { core.suspend() }
 
@@ -248,16 +247,19 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// - Parameter collecting: the first resume made the core collect the
     ///   body (`collectIfNobodyListens`); noted with `started`, in the same
     ///   acquisition, before the driver reads it.
+    /// The driver gets what it starts from (the completion, whether the
+    /// core collects) from this same acquisition.
     private func startDriverOnce(collecting: Bool) {
-        let first = guarded.withLock { guarded -> Bool in
-            defer { guarded.started = true }
-            if !guarded.started {
-                if collecting { guarded.collecting = true }
-                if transfer != nil, session != nil { guarded.completionPending = true }
-            }
-            return !guarded.started
+        let start = guarded.withLock { guarded -> (TaskDriver.Completion, collecting: Bool)? in
+            guard !guarded.started else { return nil }
+            guarded.started = true
+            if collecting { guarded.collecting = true }
+            if transfer != nil, session != nil { guarded.completionPending = true }
+            return (guarded.completion, guarded.collecting)
         }
-        if first { session?.startDriver(for: self) }
+        if let (completion, collecting) = start {
+            session?.startDriver(for: self, completion: completion, collecting: collecting)
+        }
     }
 
     /// For the session's factories (inherited by every task class).
