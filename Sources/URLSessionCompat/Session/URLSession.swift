@@ -149,12 +149,10 @@ open class URLSession: NSObject, @unchecked Sendable {
     /// Registers a new task around a core task. A session that was
     /// invalidated gets a task that fails when resumed (the core refuses it).
     private func register<T: URLSessionTask>(
-        _ core: SessionTask, as make: (SessionTask, Int, URLSession) -> T,
+        _ core: SessionTask, as make: (SessionTask, Int, URLSession, TaskDriver.Completion) -> T,
         completion: TaskDriver.Completion = .delegate
     ) -> T {
-        let task = register { identifier in make(core, identifier, self) }
-        task.completion = completion
-        return task
+        register { identifier in make(core, identifier, self, completion) }
     }
 
     /// Registers the task `make` builds with a fresh identifier; a delegate
@@ -287,7 +285,7 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     /// A data task; its calls go to the delegate. Starts suspended.
     open func dataTask(with request: URLRequest) -> URLSessionDataTask {
-        register(asyncSession.dataTask(with: request), as: URLSessionDataTask.init(core:identifier:session:))
+        register(asyncSession.dataTask(with: request), as: URLSessionDataTask.init(core:identifier:session:completion:))
     }
 
     open func dataTask(with url: URL) -> URLSessionDataTask {
@@ -295,24 +293,24 @@ open class URLSession: NSObject, @unchecked Sendable {
     }
 
     open func uploadTask(with request: URLRequest, from bodyData: Data) -> URLSessionUploadTask {
-        register(asyncSession.uploadTask(with: request, from: bodyData), as: URLSessionUploadTask.init(core:identifier:session:))
+        register(asyncSession.uploadTask(with: request, from: bodyData), as: URLSessionUploadTask.init(core:identifier:session:completion:))
     }
 
     /// The file is read as it is sent, never loaded whole.
     open func uploadTask(with request: URLRequest, fromFile fileURL: URL) -> URLSessionUploadTask {
-        register(asyncSession.uploadTask(with: request, fromFile: fileURL), as: URLSessionUploadTask.init(core:identifier:session:))
+        register(asyncSession.uploadTask(with: request, fromFile: fileURL), as: URLSessionUploadTask.init(core:identifier:session:completion:))
     }
 
     /// The body comes from the delegate's `needNewBodyStream`, or, when it is
     /// not implemented, from the request's `httpBodyStream` (once).
     open func uploadTask(withStreamedRequest request: URLRequest) -> URLSessionUploadTask {
-        let task = register(asyncSession.uploadTask(withStreamedRequest: request), as: URLSessionUploadTask.init(core:identifier:session:))
+        let task = register(asyncSession.uploadTask(withStreamedRequest: request), as: URLSessionUploadTask.init(core:identifier:session:completion:))
         task.setInitialBodyStream(request.httpBodyStream)
         return task
     }
 
     open func downloadTask(with request: URLRequest) -> URLSessionDownloadTask {
-        register(asyncSession.downloadTask(with: request), as: URLSessionDownloadTask.init(core:identifier:session:))
+        register(asyncSession.downloadTask(with: request), as: URLSessionDownloadTask.init(core:identifier:session:completion:))
     }
 
     open func downloadTask(with url: URL) -> URLSessionDownloadTask {
@@ -321,7 +319,7 @@ open class URLSession: NSObject, @unchecked Sendable {
 
     /// Bad resume data gives a task that fails with a clear error when resumed.
     open func downloadTask(withResumeData resumeData: Data) -> URLSessionDownloadTask {
-        register(asyncSession.downloadTask(withResumeData: resumeData), as: URLSessionDownloadTask.init(core:identifier:session:))
+        register(asyncSession.downloadTask(withResumeData: resumeData), as: URLSessionDownloadTask.init(core:identifier:session:completion:))
     }
 
     // MARK: - Task factories (completion handler)
@@ -348,7 +346,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     ) -> URLSessionDataTask {
         register(
             refusingHandlerIfBackground(request) ?? asyncSession.dataTask(with: request),
-            as: URLSessionDataTask.init(core:identifier:session:), completion: .data(completionHandler))
+            as: URLSessionDataTask.init(core:identifier:session:completion:), completion: .data(completionHandler))
     }
 
     open func dataTask(
@@ -363,7 +361,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     ) -> URLSessionUploadTask {
         register(
             refusingHandlerIfBackground(request) ?? asyncSession.uploadTask(with: request, from: bodyData ?? Data()),
-            as: URLSessionUploadTask.init(core:identifier:session:), completion: .data(completionHandler))
+            as: URLSessionUploadTask.init(core:identifier:session:completion:), completion: .data(completionHandler))
     }
 
     open func uploadTask(
@@ -372,7 +370,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     ) -> URLSessionUploadTask {
         register(
             refusingHandlerIfBackground(request) ?? asyncSession.uploadTask(with: request, fromFile: fileURL),
-            as: URLSessionUploadTask.init(core:identifier:session:), completion: .data(completionHandler))
+            as: URLSessionUploadTask.init(core:identifier:session:completion:), completion: .data(completionHandler))
     }
 
     /// The file exists while `completionHandler` runs and is deleted after it
@@ -382,7 +380,7 @@ open class URLSession: NSObject, @unchecked Sendable {
     ) -> URLSessionDownloadTask {
         register(
             refusingHandlerIfBackground(request, download: true) ?? asyncSession.downloadTask(with: request),
-            as: URLSessionDownloadTask.init(core:identifier:session:), completion: .download(completionHandler))
+            as: URLSessionDownloadTask.init(core:identifier:session:completion:), completion: .download(completionHandler))
     }
 
     open func downloadTask(
@@ -398,17 +396,17 @@ open class URLSession: NSObject, @unchecked Sendable {
         register(
             refusingHandlerIfBackground(URLRequest(url: URL(fileURLWithPath: "/")), download: true)
                 ?? asyncSession.downloadTask(withResumeData: resumeData),
-            as: URLSessionDownloadTask.init(core:identifier:session:), completion: .download(completionHandler))
+            as: URLSessionDownloadTask.init(core:identifier:session:completion:), completion: .download(completionHandler))
     }
 
     /// For the async calls: a data task whose result goes to `completion`.
     func makeTask(_ core: SessionTask, completion: TaskDriver.Completion) -> URLSessionDataTask {
-        register(core, as: URLSessionDataTask.init(core:identifier:session:), completion: completion)
+        register(core, as: URLSessionDataTask.init(core:identifier:session:completion:), completion: completion)
     }
 
     /// For the async calls: a download task whose result goes to `completion`.
     func makeDownloadTask(_ core: SessionTask, completion: TaskDriver.Completion) -> URLSessionDownloadTask {
-        register(core, as: URLSessionDownloadTask.init(core:identifier:session:), completion: completion)
+        register(core, as: URLSessionDownloadTask.init(core:identifier:session:completion:), completion: completion)
     }
 
     // MARK: - Invalidation

@@ -43,7 +43,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var countOfBytesClientExpectsToSend: Int64 = -1
         var countOfBytesClientExpectsToReceive: Int64 = -1
         /// Where the result goes: the delegate, or a completion handler.
-        var completion: TaskDriver.Completion = .delegate
+        let completion: TaskDriver.Completion
         /// The core collects the body for a completion handler (no delegate
         /// to tell anything), instead of delivering events.
         var collecting = false
@@ -69,13 +69,18 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         case completed
     }
 
-    init(core: SessionTask, identifier: Int, session: URLSession?, started: Bool) {
+    /// - Parameter completion: where the result goes, fixed when the task
+    ///   is made (the delegate, or a completion handler).
+    init(
+        core: SessionTask, identifier: Int, session: URLSession?, started: Bool,
+        completion: TaskDriver.Completion = .delegate
+    ) {
         self.model = core
         self.transfer = core
         self.identifier = identifier
         self.session = session
         // Made with `started`, not set after: one lock acquisition per task less.
-        guarded = Mutex(Guarded(started: started))
+        guarded = Mutex(Guarded(started: started, completion: completion))
         super.init()
     }
 
@@ -86,7 +91,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.transfer = nil
         self.identifier = identifier
         self.session = session
-        guarded = Mutex(Guarded())
+        guarded = Mutex(Guarded(completion: .delegate))
         super.init()
     }
 
@@ -267,6 +272,10 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.init(core: core, identifier: identifier, session: session, started: false)
     }
 
+    convenience init(core: SessionTask, identifier: Int, session: URLSession, completion: TaskDriver.Completion) {
+        self.init(core: core, identifier: identifier, session: session, started: false, completion: completion)
+    }
+
     // MARK: - Driver support
 
     /// The driver registers how to stop waiting for this task's delegate.
@@ -338,13 +347,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     var lane: DelegateQueue? {
         get { guarded.withLock { $0.lane } }
         set { guarded.withLock { $0.lane = newValue } }
-    }
-
-    var completion: TaskDriver.Completion {
-        get { guarded.withLock { $0.completion } }
-        set { guarded.withLock { $0.completion = newValue } }
-    }
-}
+    }}
 
 /// A task whose body arrives in memory, as Apple's `URLSessionDataTask`.
 // @unchecked: adds no state to URLSessionTask.
