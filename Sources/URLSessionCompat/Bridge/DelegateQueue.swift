@@ -37,6 +37,14 @@ final class DelegateQueue: TaskExecutor, Sendable {
     /// (a new operation of this lane continues after them).
     static let callsPerOperation = 64
     private let state = Mutex(State())
+    /// Run by the lane's operation when it runs out of calls, before it
+    /// ends (see `waitBeforeIdling`). Outside `state`: it is set only from a
+    /// call of this lane (`isRunningHere`) and read only by the operation
+    /// running those calls, one operation of the lane at a time, each
+    /// started after the previous one ended (the queue orders them), so its
+    /// accesses never overlap. In `state` it cost one more acquisition per
+    /// request of a completion-handler chain.
+    nonisolated(unsafe) private var pendingIdleWait: (@Sendable () -> Void)?
 
     private struct State {
         /// Calls not yet started, oldest first (from `head` on).
@@ -46,9 +54,6 @@ final class DelegateQueue: TaskExecutor, Sendable {
         /// every call added before it finds the list empty.
         var operationScheduled = false
         var postedBytes = 0
-        /// Run by the lane's operation when it runs out of calls, before it
-        /// ends (see `waitBeforeIdling`).
-        var idleWait: (@Sendable () -> Void)?
 
         var isEmpty: Bool { head == calls.count }
 
@@ -116,20 +121,19 @@ final class DelegateQueue: TaskExecutor, Sendable {
         defer { pthread_setspecific(Self.runningLaneKey, outer) }
         var ran = 0
         while ran < Self.callsPerOperation {
+            let wait = pendingIdleWait
             let (batch, idleWait) = state.withLock { state -> ([@Sendable () -> Void], (@Sendable () -> Void)?) in
                 if state.isEmpty {
                     // Still scheduled while it waits: what the wait posts
                     // joins this operation.
-                    if let wait = state.idleWait {
-                        state.idleWait = nil
-                        return ([], wait)
-                    }
+                    if let wait { return ([], wait) }
                     state.operationScheduled = false
                     return ([], nil)
                 }
                 return (state.takeBatch(max: Self.callsPerOperation - ran), nil)
             }
             if let idleWait {
+                pendingIdleWait = nil
                 idleWait()
                 continue
             }
@@ -151,7 +155,7 @@ final class DelegateQueue: TaskExecutor, Sendable {
     /// an earlier one not yet run.
     func waitBeforeIdling(_ wait: @escaping @Sendable () -> Void) {
         guard isRunningHere else { return }
-        state.withLock { $0.idleWait = wait }
+        pendingIdleWait = wait
     }
 
     /// Runs `body` in order; returns at once. Always queued, even from a
