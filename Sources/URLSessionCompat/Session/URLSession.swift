@@ -28,6 +28,10 @@ open class URLSession: NSObject, @unchecked Sendable {
     /// The body bytes a task's lane may have posted ahead of its delegate.
     private let postedByteLimit: Int
     private let isShared: Bool
+    /// Whether the session was made with a delegate, read without the lock
+    /// by every task's first `resume()`. The delegate itself is let go only
+    /// after the session's invalidation, when no task can run any more.
+    let createdWithDelegate: Bool
     private let guarded: Mutex<Guarded>
 
     struct Guarded {
@@ -58,6 +62,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         postedByteLimit = StreamBufferSplit.postedByteLimit(coreConfiguration)
         completionLane = DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit)
         isShared = true
+        createdWithDelegate = false
         guarded = Mutex(Guarded())
         super.init()
         tasks.attach(self)
@@ -83,6 +88,7 @@ open class URLSession: NSObject, @unchecked Sendable {
         postedByteLimit = StreamBufferSplit.postedByteLimit(coreConfiguration)
         completionLane = DelegateQueue(queue: delegateQueue, postedByteLimit: postedByteLimit)
         isShared = false
+        createdWithDelegate = delegate != nil
         guarded = Mutex(Guarded(delegate: delegate))
         super.init()
         tasks.attach(self)

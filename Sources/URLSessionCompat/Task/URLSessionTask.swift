@@ -201,9 +201,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         }
         var collecting = false
         if let first, let session {
-            let sessionDelegate = session.delegate
-            collecting = collectIfNobodyListens(first, sessionDelegate: sessionDelegate)
-            offerTLSChallengesIfAsked(first, sessionDelegate: sessionDelegate, in: session)
+            let sessionHasDelegate = session.createdWithDelegate
+            collecting = collectIfNobodyListens(first, sessionHasDelegate: sessionHasDelegate)
+            offerTLSChallengesIfAsked(first, sessionHasDelegate: sessionHasDelegate, in: session)
         }
         core.resume()
         startDriverOnce(collecting: collecting)
@@ -216,9 +216,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// challenges then get the defaults, which is what a missing delegate
     /// means. Decided at the first resume, before the transfer starts.
     private func collectIfNobodyListens(
-        _ first: (taskDelegate: Bool, handlerOnly: Bool), sessionDelegate: (any URLSessionDelegate)?
+        _ first: (taskDelegate: Bool, handlerOnly: Bool), sessionHasDelegate: Bool
     ) -> Bool {
-        first.handlerOnly && !first.taskDelegate && sessionDelegate == nil && core.collectBody()
+        first.handlerOnly && !first.taskDelegate && !sessionHasDelegate && core.collectBody()
     }
 
     /// As Apple: a delegate's challenge method hears server trust for each
@@ -226,10 +226,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// delegate found not to implement either challenge method is not asked
     /// again (each ask costs a handshake: see `SessionConfiguration.offersTLSChallenges`).
     private func offerTLSChallengesIfAsked(
-        _ first: (taskDelegate: Bool, handlerOnly: Bool), sessionDelegate: (any URLSessionDelegate)?,
-        in session: URLSession
+        _ first: (taskDelegate: Bool, handlerOnly: Bool), sessionHasDelegate: Bool, in session: URLSession
     ) {
-        let offers = first.taskDelegate || (sessionDelegate != nil && session.delegateMayAnswerTLSChallenges)
+        let offers = first.taskDelegate || (sessionHasDelegate && session.delegateMayAnswerTLSChallenges)
         if offers != core.offersTLSChallenges { core.offersTLSChallenges = offers }
     }
 
