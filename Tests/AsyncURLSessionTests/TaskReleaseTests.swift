@@ -9,56 +9,32 @@ import Testing
 /// unanswered or undelivered.
 @Suite struct TaskReleaseTests {
     @Test func droppedAfterItsResponse_unanswered_isFreed() async throws {
-        try await withServer { server in
-            let session = Session(configuration: testConfiguration())
-            weak var core: TaskCore?
-            do {
-                let task = session.dataTask(with: server.url("/bytes/200000"))
-                core = task.core
-                task.resume()
-                for try await event in task.events {
-                    if case .response = event { break }  // the decision stays outstanding
-                }
+        try await expectFreed(after: "/bytes/200000") { task in
+            for try await event in task.events {
+                if case .response = event { break }  // the decision stays outstanding
             }
-            #expect(await isFreed { core == nil })
         }
     }
 
     @Test func droppedAfterItEnded_withEventsNeverPulled_isFreed() async throws {
-        try await withServer { server in
-            let session = Session(configuration: testConfiguration())
-            weak var core: TaskCore?
-            do {
-                let task = session.dataTask(with: server.url("/bytes/100"))
-                core = task.core
-                task.resume()
-                // Ends with its response (and decision) still queued.
-                for _ in 0..<500 where task.state != .completed { try await Task.sleep(for: .milliseconds(10)) }
-                #expect(task.state == .completed)
-            }
-            #expect(await isFreed { core == nil })
+        try await expectFreed(after: "/bytes/100") { task in
+            // Ends with its response (and decision) still queued.
+            for _ in 0..<500 where task.state != .completed { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(task.state == .completed)
         }
     }
 
     /// Read to its end, then dropped: the deinits see the task ended
     /// without taking its lock, cancel nothing, and the core goes.
     @Test func readToTheEnd_thenDropped_isFreedAndNotCancelled() async throws {
-        try await withServer { server in
-            let session = Session(configuration: testConfiguration())
-            weak var core: TaskCore?
-            do {
-                let task = session.dataTask(with: server.url("/bytes/100"))
-                core = task.core
-                task.resume()
-                var bytes = 0
-                for try await event in task.events {
-                    if case .data(let chunk) = event { bytes += chunk.count }
-                }
-                #expect(bytes == 100)
-                #expect(task.core.hasEnded)
-                #expect(task.error == nil)
+        try await expectFreed(after: "/bytes/100") { task in
+            var bytes = 0
+            for try await event in task.events {
+                if case .data(let chunk) = event { bytes += chunk.count }
             }
-            #expect(await isFreed { core == nil })
+            #expect(bytes == 100)
+            #expect(task.core.hasEnded)
+            #expect(task.error == nil)
         }
     }
 
@@ -66,16 +42,27 @@ import Testing
     /// events) and the hop holds its stage: the task's end breaks that.
     @Test(arguments: ["cc=max-age=600", "cc=no-store"])
     func aTaskOfASessionWithACache_isFreedAfterItEnds(query: String) async throws {
+        var configuration = testConfiguration()
+        configuration.responseCache = ResponseCache(memoryCapacity: 1 << 20)
+        try await expectFreed(after: "/cache?\(query)", configuration: configuration) { task in
+            for try await _ in task.events {}
+        }
+    }
+
+    /// Resumes a data task for `path` on a session of its own, runs `use`
+    /// on it, drops it, and expects its core to be freed.
+    private func expectFreed(
+        after path: String, configuration: SessionConfiguration = testConfiguration(),
+        _ use: @escaping @Sendable (SessionTask) async throws -> Void
+    ) async throws {
         try await withServer { server in
-            var configuration = testConfiguration()
-            configuration.responseCache = ResponseCache(memoryCapacity: 1 << 20)
             let session = Session(configuration: configuration)
             weak var core: TaskCore?
             do {
-                let task = session.dataTask(with: server.url("/cache?\(query)"))
+                let task = session.dataTask(with: server.url(path))
                 core = task.core
                 task.resume()
-                for try await _ in task.events {}
+                try await use(task)
             }
             #expect(await isFreed { core == nil })
         }

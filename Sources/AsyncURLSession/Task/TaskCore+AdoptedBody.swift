@@ -35,7 +35,7 @@ extension TaskCore {
             case .accept: break
             }
             file.adopt(source, size: length)
-            Self.updateProgress(&guarded)
+            updateProgress(&guarded)
             var wake: Wake?
             if let progress = guarded.download?.progress(
                 at: length, of: guarded.pipeline.bytesExpectedToReceive, now: DispatchTime.now().uptimeNanoseconds)

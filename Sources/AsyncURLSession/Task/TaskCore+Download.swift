@@ -63,7 +63,7 @@ extension TaskCore {
             return (.pause, nil)
         }
         if let error = file.enqueue(Data(bytes)) { return (.abort(error), nil) }
-        Self.updateProgress(&guarded)
+        updateProgress(&guarded)
         guard let progress = guarded.download?.progress(
             at: guarded.pipeline.bytesReceived, of: guarded.pipeline.bytesExpectedToReceive,
             now: DispatchTime.now().uptimeNanoseconds)
@@ -98,28 +98,24 @@ extension TaskCore {
             for chunk in guarded.pipeline.takeQueuedBody() {
                 if let error = file.enqueue(chunk) { return (error, nil) }
             }
-            guarded.writeBody(to: DownloadState(file: file, after: guarded.pipeline.response))
             if ended {
                 // The whole body was already here (at most the stream buffer,
                 // 1 MiB): write it out now, on this consumer's thread, so the
                 // file is whole when `downloaded` is handed out.
-                if let error = file.drain() {
-                    guarded.writeBody(to: nil)
-                    return (error, nil)
-                }
+                if let error = file.drain() { return (error, nil) }
                 file.close()
-                guarded.download?.finished(file)
-                let total = guarded.pipeline.bytesReceived
-                guarded.pipeline.insertDownloadEnd([
-                    .downloadProgress(TransferProgress(
-                        bytes: total, totalBytes: total, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)),
-                    .downloaded(file.url),
-                ])
-                becameDownload.store(true, ordering: .relaxed)
-                return (nil, nil)
             }
+            guarded.writeBody(to: DownloadState(file: file, after: guarded.pipeline.response))
             becameDownload.store(true, ordering: .relaxed)
-            return (nil, guarded.exchange)
+            guard ended else { return (nil, guarded.exchange) }
+            guarded.download?.finished(file)
+            let total = guarded.pipeline.bytesReceived
+            guarded.pipeline.insertDownloadEnd([
+                .downloadProgress(TransferProgress(
+                    bytes: total, totalBytes: total, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)),
+                .downloaded(file.url),
+            ])
+            return (nil, nil)
         }
         if let error = outcome.0 {
             cancelWith(error)

@@ -165,7 +165,7 @@ extension TaskCore {
             case .collect:
                 action = guarded.pipeline.receivedBodyToCollect(count: bytes.count) { $0.append(bytes) }
             }
-            Self.updateProgress(&guarded)
+            updateProgress(&guarded)
             switch action {
             case .accept(.handOffAfterRead): return .verdict(.accepted, .handOffAfterRead(self))
             case .accept(let delivery): return .verdict(.accepted, Self.wake(for: delivery, in: &guarded))
@@ -402,7 +402,7 @@ extension TaskCore {
             result.bodyError = error
             if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
         }
-        Self.updateProgress(&guarded)
+        updateProgress(&guarded)
         if afterHandlers, guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.exchange }
         // A hop that ended before (or as) its response was published.
         if let end = guarded.publication.published() { result.pendingEnd = (end, guarded.hop.held) }

@@ -20,7 +20,7 @@ extension TaskCore {
             let response = source.response
         else { return false }
         return guarded.withLock { guarded in
-            guard guarded.transferID == id, guarded.pipeline.consumer == .events, guarded.kind == .data,
+            guard guarded.transferID == id, guarded.pipeline.consumer == .events, kind == .data,
                 guarded.download == nil
             else { return false }
             guarded.splitBody(into: MultipartState(parser: parser, outer: response))

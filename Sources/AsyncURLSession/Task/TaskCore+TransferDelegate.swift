@@ -15,7 +15,7 @@ extension TaskCore {
             guard guarded.transferID == id else { return nil }
             let delivery = guarded.pipeline.sentBody(
                 totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, now: now)
-            Self.updateProgress(&guarded)
+            updateProgress(&guarded)
             return Self.wake(for: delivery, in: &guarded)
         }
         wake?.run(by: self)

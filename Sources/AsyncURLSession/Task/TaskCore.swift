@@ -97,16 +97,10 @@ final class TaskCore: Sendable {
         var multipart: MultipartState?
         /// `cancelByProducingResumeData()` callers waiting for the end.
         var resumeData = ResumeDataRequests()
-        /// The kind the task was made as.
-        let createdAs: TaskKind
-        /// A data or upload task whose response decision said
-        /// `becomeDownload` is a download from then on.
-        var kind: TaskKind { download != nil ? .download : createdAs }
 
-        init(pipeline: TaskPipeline, hop: HopState, createdAs: TaskKind) {
+        init(pipeline: TaskPipeline, hop: HopState) {
             self.pipeline = pipeline
             self.hop = hop
-            self.createdAs = createdAs
         }
 
         // MARK: Transitions of the task's own fields
@@ -128,9 +122,8 @@ final class TaskCore: Sendable {
         }
 
         /// The body goes to a file from now on (a download task's first
-        /// hop, or a data task's `becomeDownload`); nil: it does not (the
-        /// file could not be written).
-        mutating func writeBody(to download: DownloadState?) {
+        /// hop, or a data task's `becomeDownload`).
+        mutating func writeBody(to download: DownloadState) {
             self.download = download
         }
 
@@ -177,7 +170,7 @@ final class TaskCore: Sendable {
             pipeline: TaskPipeline(
                 highWatermark: configuration.streamBufferHighWatermark,
                 lowWatermark: configuration.streamBufferLowWatermark),
-            hop: HopState(request: request, credential: nil), createdAs: kind))
+            hop: HopState(request: request, credential: nil)))
         if configuration.offersTLSChallenges { offersTLS.store(true, ordering: .relaxed) }
     }
 
@@ -215,9 +208,10 @@ final class TaskCore: Sendable {
     var state: TaskState { guarded.withLock { $0.pipeline.state } }
     /// Whether the task ended (its state is `.completed`), without the lock.
     var hasEnded: Bool { ended.load(ordering: .acquiring) }
-    /// Read without the lock: the kind changes once at most, when a data
-    /// task becomes a download (`becameDownload`). The cache's plan reads it
-    /// for every GET of a session with a cache.
+    /// The kind the task was made as, or `.download` once a data or upload
+    /// task's response decision said `becomeDownload`. Read without the
+    /// lock: it changes once at most (`becameDownload`), and the cache's plan
+    /// reads it for every GET of a session with a cache.
     var kind: TaskKind { becameDownload.load(ordering: .relaxed) ? .download : initialKind }
     /// Built (once) outside the lock: see ResponseSource.
     var response: HTTPURLResponse? { guarded.withLock { $0.pipeline.responseSource }?.response }
@@ -254,15 +248,15 @@ final class TaskCore: Sendable {
             if let progress = guarded.progress { return progress }
             let progress = Progress(totalUnitCount: -1)
             guarded.progress = progress
-            Self.updateProgress(&guarded)
+            updateProgress(&guarded)
             return progress
         }
     }
 
     /// Brings the Progress object (if anyone asked for it) up to the counters.
-    static func updateProgress(_ guarded: inout Guarded) {
+    func updateProgress(_ guarded: inout Guarded) {
         guard let progress = guarded.progress else { return }
-        if guarded.kind == .upload {
+        if kind == .upload {
             progress.totalUnitCount = guarded.pipeline.bytesExpectedToSend
             progress.completedUnitCount = guarded.pipeline.bytesSent
         } else {
@@ -362,21 +356,22 @@ final class TaskCore: Sendable {
         if dropped == nil { cancel() }
     }
 
-    /// Makes `collect()` the consumer. Must be called before `resume()`.
     /// Whether the body is collected for `collect()` (not delivered as events).
     var collectsBody: Bool {
-        guarded.withLock { guarded in
-            if case .collect = guarded.pipeline.consumer { return guarded.kind != .download }
+        guard kind != .download else { return false }
+        return guarded.withLock { guarded in
+            if case .collect = guarded.pipeline.consumer { return true }
             return false
         }
     }
 
-    @discardableResult
+    /// Makes `collect()` the consumer. Must be called before `resume()`.
     /// Not for a download task (its body goes to a file).
+    @discardableResult
     func useCollectingConsumer() -> Bool {
         let limit = context.configuration.maximumCollectedBodySize
         return guarded.withLock { guarded in
-            guarded.kind != .download && guarded.pipeline.collectBody(limit: limit)
+            kind != .download && guarded.pipeline.collectBody(limit: limit)
         }
     }
 

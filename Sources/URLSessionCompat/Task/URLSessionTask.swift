@@ -24,6 +24,9 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     /// with nothing stored still runs and calls its delegate.
     let session: URLSession?
     private let guarded: Mutex<Guarded>
+    /// Where the result goes: the delegate, or a completion handler. Fixed
+    /// when the task is made, so read without the lock.
+    private let completion: TaskDriver.Completion
 
     struct Guarded {
         var delegate: (any URLSessionTaskDelegate)?
@@ -42,11 +45,6 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         var earliestBeginDate: Date?
         var countOfBytesClientExpectsToSend: Int64 = -1
         var countOfBytesClientExpectsToReceive: Int64 = -1
-        /// Where the result goes: the delegate, or a completion handler.
-        let completion: TaskDriver.Completion
-        /// The core collects the body for a completion handler (no delegate
-        /// to tell anything), instead of delivering events.
-        var collecting = false
         /// A streamed upload's `httpBodyStream`, used once when the delegate
         /// does not implement `needNewBodyStream`.
         var initialBodyStream: StreamBox?
@@ -80,7 +78,8 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.identifier = identifier
         self.session = session
         // Made with `started`, not set after: one lock acquisition per task less.
-        guarded = Mutex(Guarded(started: started, completion: completion))
+        guarded = Mutex(Guarded(started: started))
+        self.completion = completion
         super.init()
     }
 
@@ -91,7 +90,8 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         self.transfer = nil
         self.identifier = identifier
         self.session = session
-        guarded = Mutex(Guarded(completion: .delegate))
+        guarded = Mutex(Guarded())
+        completion = .delegate
         super.init()
     }
 
@@ -169,7 +169,7 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         get {
             guarded.withLock { guarded in
                 if let set = guarded.prefersIncrementalDelivery { return set }
-                guard case .delegate = guarded.completion else { return false }
+                guard case .delegate = completion else { return false }
                 return !(self is URLSessionDownloadTask)
             }
         }
@@ -192,12 +192,14 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
         // The first resume decides, from what one lock acquisition reads,
         // how the core runs the task (see `collectIfNobodyListens` and
         // `offerTLSChallengesIfAsked`); later ones only resume.
+        let handlerOnly: Bool
+        switch completion {
+        case .data, .awaitedByCaller: handlerOnly = true
+        case .delegate, .download, .bytes: handlerOnly = false
+        }
         let first = guarded.withLock { guarded -> (taskDelegate: Bool, handlerOnly: Bool)? in
             guard !guarded.started else { return nil }
-            switch guarded.completion {
-            case .data, .awaitedByCaller: return (guarded.delegate != nil, true)
-            case .delegate, .download, .bytes: return (guarded.delegate != nil, false)
-            }
+            return (guarded.delegate != nil, handlerOnly)
         }
         var collecting = false
         if let first, let session {
@@ -249,21 +251,15 @@ open class URLSessionTask: NSObject, NSCopying, ProgressReporting, @unchecked Se
     func startDriverOnceForCancel() { startDriverOnce(collecting: false) }
 
     /// - Parameter collecting: the first resume made the core collect the
-    ///   body (`collectIfNobodyListens`); noted with `started`, in the same
-    ///   acquisition, before the driver reads it.
-    /// The driver gets what it starts from (the completion, whether the
-    /// core collects) from this same acquisition.
+    ///   body (`collectIfNobodyListens`): the driver starts from it.
     private func startDriverOnce(collecting: Bool) {
-        let start = guarded.withLock { guarded -> (TaskDriver.Completion, collecting: Bool)? in
-            guard !guarded.started else { return nil }
+        let first = guarded.withLock { guarded -> Bool in
+            guard !guarded.started else { return false }
             guarded.started = true
-            if collecting { guarded.collecting = true }
             if transfer != nil, session != nil { guarded.completionPending = true }
-            return (guarded.completion, guarded.collecting)
+            return true
         }
-        if let (completion, collecting) = start {
-            session?.startDriver(for: self, completion: completion, collecting: collecting)
-        }
+        if first { session?.startDriver(for: self, completion: completion, collecting: collecting) }
     }
 
     /// For the session's factories (inherited by every task class).
