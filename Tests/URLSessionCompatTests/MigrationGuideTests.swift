@@ -72,6 +72,17 @@ import URLSessionCompat
         }
     }
 
+    @Test func boundStreamUpload_sendsTheWholeBody_throughAFourKiBPair() async throws {
+        try await withServer { server in
+            let body = LoopbackServer.patternBody(count: 1_000_000)
+            let uploader = BoundStreamUploader(body: body)
+            let echoed = try await withCheckedThrowingContinuation { continuation in
+                uploader.upload(to: server.url("/echo-body")) { continuation.resume(with: $0) }
+            }
+            #expect(echoed == body)
+        }
+    }
+
     @Test func step2_completionHandler_andAsync_agree() async throws {
         try await withServer { server in
             let url = server.url("/status/201")
