@@ -13,6 +13,12 @@ public protocol URLSessionDataDelegate: URLSessionTaskDelegate {
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void)
 
+    /// The async form, asked when the completion-handler form is not
+    /// implemented (as Apple does).
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse
+    ) async -> URLSession.ResponseDisposition
+
     /// The data task became `downloadTask`; no further calls name the data task.
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didBecome downloadTask: URLSessionDownloadTask)
 
@@ -26,6 +32,11 @@ public protocol URLSessionDataDelegate: URLSessionTaskDelegate {
     func urlSession(
         _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse,
         completionHandler: @escaping @Sendable (CachedURLResponse?) -> Void)
+
+    /// The async form, asked when the completion-handler form is not implemented.
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse
+    ) async -> CachedURLResponse?
 }
 
 extension URLSessionDataDelegate {
@@ -35,6 +46,13 @@ extension URLSessionDataDelegate {
     ) {
         DefaultImplementationMarker.raise()
         completionHandler(.allow)
+    }
+
+    public func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse
+    ) async -> URLSession.ResponseDisposition {
+        AsyncDelegateForms.raiseDefault()
+        return .allow
     }
 
     public func urlSession(
@@ -53,5 +71,12 @@ extension URLSessionDataDelegate {
     ) {
         DefaultImplementationMarker.raise()
         completionHandler(proposedResponse)
+    }
+
+    public func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, willCacheResponse proposedResponse: CachedURLResponse
+    ) async -> CachedURLResponse? {
+        AsyncDelegateForms.raiseDefault()
+        return proposedResponse
     }
 }

@@ -19,6 +19,12 @@ public protocol URLSessionDelegate: NSObjectProtocol, Sendable {
         _ session: URLSession, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void)
 
+    /// The async form of the connection-level challenge method, asked when
+    /// the completion-handler form is not implemented (as Apple does).
+    func urlSession(
+        _ session: URLSession, didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?)
+
     /// A background session (`URLSessionConfiguration.background(withIdentifier:)`)
     /// has delivered every event of the tasks that ended while no program
     /// held its identifier: their `didFinishDownloadingTo` and
@@ -37,6 +43,13 @@ extension URLSessionDelegate {
     ) {
         DefaultImplementationMarker.raise()
         completionHandler(.performDefaultHandling, nil)
+    }
+
+    public func urlSession(
+        _ session: URLSession, didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        AsyncDelegateForms.raiseDefault()
+        return (.performDefaultHandling, nil)
     }
 
     public func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {}

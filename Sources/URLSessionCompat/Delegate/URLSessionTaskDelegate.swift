@@ -35,6 +35,19 @@ public protocol URLSessionTaskDelegate: URLSessionDelegate {
         _ session: URLSession, task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void)
 
+    /// The async forms of the three methods above, asked when their
+    /// completion-handler form is not implemented (as Apple does): code
+    /// written for Apple's platforms often implements only these.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest) async -> URLRequest?
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?)
+
+    func urlSession(_ session: URLSession, needNewBodyStreamForTask task: URLSessionTask) async -> InputStream?
+
     func urlSession(
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
         totalBytesExpectedToSend: Int64)
@@ -81,6 +94,26 @@ extension URLSessionTaskDelegate {
     ) {
         DefaultImplementationMarker.raise()
         completionHandler(nil)
+    }
+
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest
+    ) async -> URLRequest? {
+        AsyncDelegateForms.raiseDefault()
+        return request
+    }
+
+    public func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge
+    ) async -> (URLSession.AuthChallengeDisposition, URLCredential?) {
+        AsyncDelegateForms.raiseDefault()
+        return (.performDefaultHandling, nil)
+    }
+
+    public func urlSession(_ session: URLSession, needNewBodyStreamForTask task: URLSessionTask) async -> InputStream? {
+        AsyncDelegateForms.raiseDefault()
+        return nil
     }
 
     public func urlSession(

@@ -9,11 +9,15 @@ extension TaskDriver {
     func redirect(_ decision: RedirectDecision, on current: URLSessionTask) async {
         let session = session
         let reply: Reply<URLRequest?> = await ask(
-            URLSessionTaskDelegate.self, of: candidates(for: current), on: current
+            URLSessionTaskDelegate.self, of: candidates(for: current), on: current, asyncForm: .redirect
         ) { delegate, answer in
             delegate.urlSession(
                 session, task: current, willPerformHTTPRedirection: decision.response,
                 newRequest: decision.proposedRequest, completionHandler: answer)
+        } orAsync: { delegate in
+            await delegate.urlSession(
+                session, task: current, willPerformHTTPRedirection: decision.response,
+                newRequest: decision.proposedRequest)
         }
         switch reply {
         case .answered(let request?): decision.follow(request)
@@ -29,9 +33,13 @@ extension TaskDriver {
         typealias Answer = ChallengeAnswer
         // Connection-level methods go to the session-level method first.
         if decision.isConnectionLevel, let sessionDelegate = session.delegate {
-            let reply: Reply<Answer> = await ask(URLSessionDelegate.self, of: [sessionDelegate], on: current) {
-                delegate, answer in
+            let reply: Reply<Answer> = await ask(
+                URLSessionDelegate.self, of: [sessionDelegate], on: current, asyncForm: .sessionChallenge
+            ) { delegate, answer in
                 delegate.urlSession(session, didReceive: challenge) { answer(Answer($0, $1)) }
+            } orAsync: { delegate in
+                let (disposition, credential) = await delegate.urlSession(session, didReceive: challenge)
+                return Answer(disposition, credential)
             }
             switch reply {
             case .answered(let answer): return apply(answer, to: decision)
@@ -39,9 +47,13 @@ extension TaskDriver {
             case .notImplemented: break
             }
         }
-        let reply: Reply<Answer> = await ask(URLSessionTaskDelegate.self, of: candidates(for: current), on: current) {
-            delegate, answer in
+        let reply: Reply<Answer> = await ask(
+            URLSessionTaskDelegate.self, of: candidates(for: current), on: current, asyncForm: .taskChallenge
+        ) { delegate, answer in
             delegate.urlSession(session, task: current, didReceive: challenge) { answer(Answer($0, $1)) }
+        } orAsync: { delegate in
+            let (disposition, credential) = await delegate.urlSession(session, task: current, didReceive: challenge)
+            return Answer(disposition, credential)
         }
         switch reply {
         case .answered(let answer):
@@ -70,9 +82,11 @@ extension TaskDriver {
     func bodyStream(_ decision: BodyStreamDecision, on current: URLSessionTask) async {
         let session = session
         let reply: Reply<StreamBox?> = await ask(
-            URLSessionTaskDelegate.self, of: candidates(for: current), on: current
+            URLSessionTaskDelegate.self, of: candidates(for: current), on: current, asyncForm: .bodyStream
         ) { delegate, answer in
             delegate.urlSession(session, task: current, needNewBodyStream: { answer($0.map(StreamBox.init)) })
+        } orAsync: { delegate in
+            await delegate.urlSession(session, needNewBodyStreamForTask: current).map(StreamBox.init)
         }
         switch reply {
         case .answered(let box?): decision.provide(box.stream)
@@ -91,11 +105,13 @@ extension TaskDriver {
         let session = session
         let proposed = URLCache.foundationResponse(decision.proposedResponse)
         let reply: Reply<CachedResponseBox?> = await ask(
-            URLSessionDataDelegate.self, of: candidates(for: current), on: current
+            URLSessionDataDelegate.self, of: candidates(for: current), on: current, asyncForm: .willCache
         ) { delegate, answer in
             delegate.urlSession(session, dataTask: dataTask, willCacheResponse: proposed) {
                 answer($0.map(CachedResponseBox.init))
             }
+        } orAsync: { delegate in
+            await delegate.urlSession(session, dataTask: dataTask, willCacheResponse: proposed).map(CachedResponseBox.init)
         }
         switch reply {
         case .answered(let box?):
@@ -120,9 +136,11 @@ extension TaskDriver {
         guard case .delegate = completion, let dataTask = current as? URLSessionDataTask else { return nil }
         let session = session
         let reply: Reply<URLSession.ResponseDisposition> = await ask(
-            URLSessionDataDelegate.self, of: candidates(for: current), on: current
+            URLSessionDataDelegate.self, of: candidates(for: current), on: current, asyncForm: .response
         ) { delegate, answer in
             delegate.urlSession(session, dataTask: dataTask, didReceive: response, completionHandler: answer)
+        } orAsync: { delegate in
+            await delegate.urlSession(session, dataTask: dataTask, didReceive: response)
         }
         switch reply {
         case .answered(.allow), .notImplemented:

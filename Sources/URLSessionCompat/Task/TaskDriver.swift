@@ -302,6 +302,50 @@ struct TaskDriver: Sendable {
         case abandoned
     }
 
+    /// A call with a completion handler, or its async form: the first
+    /// candidate that implements either answers (whenever it calls the
+    /// handler). A candidate whose class is known to lack the async form
+    /// costs what it did before there was one.
+    func ask<Delegate, Answer: Sendable>(
+        _ type: Delegate.Type, of candidates: [any URLSessionDelegate], on task: URLSessionTask,
+        asyncForm method: AsyncDelegateForms.Method,
+        _ call: @escaping @Sendable (Delegate, _ answer: @escaping @Sendable (Answer) -> Void) -> Void,
+        orAsync asyncCall: @escaping @Sendable (Delegate) async -> Answer
+    ) async -> Reply<Answer> {
+        // Known: no candidate has the async form. One question for all.
+        guard candidates.contains(where: { $0 is Delegate && AsyncDelegateForms.mayImplement($0, method) })
+        else { return await ask(type, of: candidates, on: task, call) }
+        // Else each candidate in turn, in either form: the task's delegate
+        // before the session's, whichever form each has.
+        for candidate in candidates {
+            let reply = await ask(type, of: [candidate], on: task, call)
+            guard case .notImplemented = reply else { return reply }
+            guard candidate is Delegate, AsyncDelegateForms.mayImplement(candidate, method) else { continue }
+            let asyncReply = await askAsync(candidate, on: task, method, asyncCall)
+            guard case .notImplemented = asyncReply else { return asyncReply }
+        }
+        return .notImplemented
+    }
+
+    /// The async form of a call, in a task of its own started from the
+    /// delegate queue (as Apple runs async delegate methods); abandoned, as
+    /// a completion handler is, when the task is cancelled meanwhile.
+    private func askAsync<Delegate, Answer: Sendable>(
+        _ candidate: any URLSessionDelegate, on task: URLSessionTask, _ method: AsyncDelegateForms.Method,
+        _ call: @escaping @Sendable (Delegate) async -> Answer
+    ) async -> Reply<Answer> {
+        let reply = await queue.ask(registeringWith: { slot in task.setPendingAnswer { slot.abandon() } }) {
+            (answer: @escaping @Sendable (Reply<Answer>) -> Void) in
+            Task {
+                guard let delegate = candidate as? Delegate else { return answer(.notImplemented) }
+                let own = await AsyncDelegateForms.call(candidate, method) { await call(delegate) }
+                answer(own.map { .answered($0) } ?? .notImplemented)
+            }
+        }
+        task.setPendingAnswer(nil)
+        return reply ?? .abandoned
+    }
+
     /// A call with a completion handler: the first candidate that implements
     /// it answers (whenever it calls the handler).
     func ask<Delegate, Answer: Sendable>(
