@@ -23,7 +23,7 @@ final class BoundOutputStream: OutputStream {
     /// Required by `OutputStream` (its `toMemory()` calls it on the dynamic
     /// type, so `type(of: boundOutput).toMemory()` lands here). There is no
     /// input to pair it with, so it is an output whose reader is gone: it
-    /// opens, then every write fails with EPIPE, as for a pair whose input
+    /// opens at its end: every write returns 0, as for a pair whose input
     /// was closed.
     required init(toMemory: ()) {
         let buffer = BoundStreamBuffer(capacity: 1)

@@ -9,9 +9,11 @@ import Foundation
 ///   writer has closed. Memory never exceeds the capacity.
 /// - Closing the output is the end of the input: reads drain what is left,
 ///   then return 0 and the input is `.atEnd`.
-/// - Closing the input (or freeing it) breaks the pair: the output fails
-///   with EPIPE, at once if open or when it opens, and its waiting writes
-///   return -1.
+/// - Closing the input (or freeing it) is the end of the output, as Apple's
+///   bound pairs have it (swift-openapi-urlsession's tests check it on
+///   Apple's platforms): at once if open or when it opens, the output is
+///   `.atEnd` with no error and hears `.endEncountered`, and its writes,
+///   waiting ones included, return 0.
 /// - Closing either end wakes whatever waits on the other, and whatever
 ///   waits on that same end (a read or write waiting on a stream that
 ///   another thread closes returns -1 with ECANCELED, never 0, so a cut-off
@@ -20,7 +22,7 @@ import Foundation
 /// Statuses: `.notOpen`, then `.open` at once (opening a bound pair waits
 /// for nothing, so `.opening` is never seen, nor `.reading`/`.writing`);
 /// the input `.atEnd` once the output is closed and the bytes drained; the
-/// output `.error` when the input closed first; `.closed`. Reading or
+/// output `.atEnd` when the input closed first; `.closed`. Reading or
 /// writing a stream that is not open returns -1 and sets `streamError`
 /// (EBADF) without changing the status: a stream not yet open can still be
 /// opened, which clears it.
@@ -32,8 +34,9 @@ import Foundation
 /// bytes; `.hasSpaceAvailable` on open, after each write that leaves space,
 /// and when a read frees space after a write found none (one is outstanding
 /// until the next write); `.endEncountered` once, when the writer has closed
-/// and the bytes are drained; `.errorOccurred` on the output when the input
-/// closes first (the input has no error of its own to report). On top of
+/// and the bytes are drained (after a `.hasBytesAvailable`, since a read
+/// would return the end at once), and on the output when the input closes
+/// first. On top of
 /// that, an event still waiting to be delivered is not queued again
 /// (`BoundStreamEventChannel`).
 ///
@@ -47,8 +50,12 @@ import Foundation
 final class BoundStreamBuffer: @unchecked Sendable {
     enum Phase {
         case notOpen, open, closed
-        /// The output only: the input closed first.
-        case failed
+        /// The output only: the input closed first. As at a fixed-length
+        /// stream's end (and as Apple's bound pairs do), writes return 0,
+        /// the status is `.atEnd` and the delegate hears `.endEncountered`,
+        /// with no error: the reader going away is how an upload ends early
+        /// (the server answered), not a failure of the writer.
+        case ended
     }
 
     private struct End {
@@ -65,6 +72,8 @@ final class BoundStreamBuffer: @unchecked Sendable {
     private var bytesEventOutstanding = false
     private var spaceEventOutstanding = false
     private var endEventSent = false
+    /// A read returned 0: the reader has seen the end.
+    private var endRead = false
     private var waitingReaders = 0
     private var waitingWriters = 0
 
@@ -96,9 +105,8 @@ final class BoundStreamBuffer: @unchecked Sendable {
             ring.removeAll()
             condition.broadcast()
             if output.phase == .open {
-                output.phase = .failed
-                output.error = BoundStreamError.readerClosed()
-                post(.errorOccurred, to: outputEvents, &launches)
+                output.phase = .ended
+                post(.endEncountered, to: outputEvents, &launches)
             }
         }
     }
@@ -125,6 +133,7 @@ final class BoundStreamBuffer: @unchecked Sendable {
                     return count
                 }
                 if output.phase == .closed {
+                    endRead = true
                     announceToReader(&launches)
                     return 0
                 }
@@ -142,16 +151,20 @@ final class BoundStreamBuffer: @unchecked Sendable {
             case .notOpen: .notOpen
             case .open: output.phase == .closed && ring.count == 0 ? .atEnd : .open
             case .closed: .closed
-            case .failed: .error
+            case .ended: .atEnd
             }
         }
     }
 
     var inputError: NSError? { locked { _ in input.error } }
 
-    /// Bytes are waiting and the input is open. False at the end: by then
-    /// `streamStatus` is already `.atEnd`, as CFStream answers.
-    var hasBytesAvailable: Bool { locked { _ in input.phase == .open && ring.count > 0 } }
+    /// Bytes are waiting and the input is open, or the writer has closed
+    /// and no read has returned the end yet: as Apple documents it, true
+    /// when a read must be tried to learn what there is (a reader that reads
+    /// only while this is true learns the end from its 0).
+    var hasBytesAvailable: Bool {
+        locked { _ in input.phase == .open && (ring.count > 0 || (output.phase == .closed && !endRead)) }
+    }
 
     // MARK: Output
 
@@ -161,9 +174,8 @@ final class BoundStreamBuffer: @unchecked Sendable {
             output.error = nil
             post(.openCompleted, to: outputEvents, &launches)
             if input.phase == .closed {
-                output.phase = .failed
-                output.error = BoundStreamError.readerClosed()
-                post(.errorOccurred, to: outputEvents, &launches)
+                output.phase = .ended
+                post(.endEncountered, to: outputEvents, &launches)
             } else {
                 output.phase = .open
                 announceToWriter(&launches)
@@ -190,8 +202,8 @@ final class BoundStreamBuffer: @unchecked Sendable {
             var waited = false
             while true {
                 switch output.phase {
-                case .failed:
-                    return -1  // `error` already says why (EPIPE).
+                case .ended:
+                    return 0  // The reader is gone: the end, as at a fixed-length stream's.
                 case .notOpen, .closed:
                     output.error = waited ? BoundStreamError.closedWhileWaiting() : BoundStreamError.notOpen()
                     return -1
@@ -221,7 +233,7 @@ final class BoundStreamBuffer: @unchecked Sendable {
             case .notOpen: .notOpen
             case .open: .open
             case .closed: .closed
-            case .failed: .error
+            case .ended: .atEnd
             }
         }
     }
@@ -247,7 +259,14 @@ final class BoundStreamBuffer: @unchecked Sendable {
             bytesEventOutstanding = true
             post(.hasBytesAvailable, to: inputEvents, &launches)
         } else if output.phase == .closed, !endEventSent {
+            // A read would not block (it returns the end): say so, as for
+            // bytes, for a reader that reads only on `.hasBytesAvailable`;
+            // then the end itself.
             endEventSent = true
+            if !endRead, !bytesEventOutstanding {
+                bytesEventOutstanding = true
+                post(.hasBytesAvailable, to: inputEvents, &launches)
+            }
             post(.endEncountered, to: inputEvents, &launches)
         }
     }

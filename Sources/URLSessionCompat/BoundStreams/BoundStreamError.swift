@@ -7,11 +7,6 @@ import Foundation
 // streams, with the errno that names each case, so code that logs or
 // compares `(domain, code)` sees familiar values.
 enum BoundStreamError {
-    /// Writing after the reading end was closed: the bytes can never be read.
-    static func readerClosed() -> NSError {
-        make(EPIPE, "The bound input stream was closed; nothing written can be read.")
-    }
-
     /// Reading or writing a stream that is not open (never opened, or closed).
     static func notOpen() -> NSError {
         make(EBADF, "The bound stream is not open.")

@@ -15,7 +15,7 @@ extension Stream {
     ///   memory never exceeds `bufferSize` (kept at least 1 byte: a smaller
     ///   size would block every write forever).
     /// - Closing the output ends the input; closing the input fails the
-    ///   output (EPIPE). Releasing an end closes it, so asking for one end
+    ///   output (`.atEnd`, writes return 0). Releasing an end closes it, so asking for one end
     ///   only (`nil` for the other) gives a stream whose partner is gone.
     /// - Delegate events go to the queue set with
     ///   `CFReadStreamSetDispatchQueue`/`CFWriteStreamSetDispatchQueue`, or

@@ -189,6 +189,30 @@ import Testing
         }
     }
 
+    @Test func aReaderThatReadsOnlyWhenBytesAreAvailable_learnsTheEndOfAnEmptyBody() async throws {
+        // swift-openapi-urlsession's test reader: it reads only while
+        // `hasBytesAvailable`, else waits for `.hasBytesAvailable`; an
+        // output closed with nothing written must still reach its read of 0.
+        try await withBoundStreamTimeLimit(10) {
+            let pair = try BoundPair(bufferSize: 16)
+            let readEnd = OneShot<Int>()
+            let reader = EventRecorder { stream, event in
+                guard event == .hasBytesAvailable, let input = stream as? InputStream, input.hasBytesAvailable
+                else { return }
+                var byte: UInt8 = 0
+                readEnd.give(input.read(&byte, maxLength: 1))
+            }
+            pair.input.delegate = reader
+            CFReadStreamSetDispatchQueue(pair.input, DispatchQueue(label: "input events"))
+            pair.input.open()
+            pair.output.open()
+            #expect(pair.input.hasBytesAvailable == false)
+            pair.output.close()
+            #expect(await readEnd.value == 0)
+            #expect(pair.input.streamStatus == .atEnd)
+        }
+    }
+
     @Test func eventsNeverOverlapEvenOnAConcurrentQueue() async throws {
         try await withBoundStreamTimeLimit(20) {
             let pair = try BoundPair(bufferSize: 16)

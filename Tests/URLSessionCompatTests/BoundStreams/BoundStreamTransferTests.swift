@@ -81,13 +81,13 @@ import Testing
         }
     }
 
-    @Test func closingTheInputFailsABlockedWriteAndTellsTheOutput() async throws {
+    @Test func closingTheInput_endsABlockedWrite_andTellsTheOutputItsEnd() async throws {
         try await withBoundStreamTimeLimit(10) {
             let pair = try BoundPair(bufferSize: 16)
             let buffer = try #require(pair.buffer)
             let error = OneShot<Bool>()
             let recorder = EventRecorder { _, event in
-                if event == .errorOccurred { error.give(true) }
+                if event == .endEncountered { error.give(true) }
             }
             pair.output.delegate = recorder
             CFWriteStreamSetDispatchQueue(pair.output, DispatchQueue(label: "output events"))
@@ -98,24 +98,24 @@ import Testing
                     let bytes = [UInt8](repeating: 7, count: 64)
                     return [
                         pair.output.write(bytes, maxLength: bytes.count),  // fills the 16 bytes
-                        pair.output.write(bytes, maxLength: bytes.count),  // blocks, then fails
+                        pair.output.write(bytes, maxLength: bytes.count),  // blocks, then ends
                     ]
                 }
             }
             try await waitUntil { buffer.snapshot.waitingWriters == 1 }
             pair.input.close()
-            #expect(await results.value == [16, -1])
+            #expect(await results.value == [16, 0])
             #expect(await error.value)
-            #expect(pair.output.streamStatus == .error)
-            let failure = try #require(pair.output.streamError as? NSError)
-            #expect(failure.domain == NSPOSIXErrorDomain)
-            #expect(failure.code == Int(EPIPE))
+            // As Apple's: the end, not an error (the reader went away).
+            #expect(pair.output.streamStatus == .atEnd)
+            #expect(pair.output.streamError == nil)
             #expect(pair.output.hasSpaceAvailable == false)
             #expect(recorder.events.first == .openCompleted)
-            #expect(recorder.events.last == .errorOccurred)
-            // And later writes fail at once.
+            #expect(recorder.events.last == .endEncountered)
+            #expect(!recorder.events.contains(.errorOccurred))
+            // And later writes end at once.
             let byte: [UInt8] = [1]
-            #expect(pair.output.write(byte, maxLength: 1) == -1)
+            #expect(pair.output.write(byte, maxLength: 1) == 0)
         }
     }
 
@@ -201,9 +201,9 @@ import Testing
         let writer = try #require(output)
         writer.open()
         let bytes: [UInt8] = [1]
-        #expect(writer.write(bytes, maxLength: 1) == -1)
-        #expect(writer.streamStatus == .error)
-        #expect((writer.streamError as? NSError)?.code == Int(EPIPE))
+        #expect(writer.write(bytes, maxLength: 1) == 0)
+        #expect(writer.streamStatus == .atEnd)
+        #expect(writer.streamError == nil)
     }
 
     @Test func statusesAndRefusals() throws {
@@ -245,6 +245,9 @@ import Testing
         #expect(out == 9)
         pair.output.close()
         #expect(pair.input.streamStatus == .atEnd)
+        // A read must be tried to learn the end: bytes "available" until then.
+        #expect(pair.input.hasBytesAvailable)
+        #expect(pair.input.read(&out, maxLength: 4) == 0)
         #expect(pair.input.hasBytesAvailable == false)
         #expect(pair.output.streamStatus == .closed)
         // Closed: writes refused, opening again does nothing.
@@ -261,8 +264,8 @@ import Testing
         let other = type(of: pair.output).toMemory()
         other.open()
         let bytes: [UInt8] = [1]
-        #expect(other.write(bytes, maxLength: 1) == -1)
-        #expect(other.streamStatus == .error)
+        #expect(other.write(bytes, maxLength: 1) == 0)
+        #expect(other.streamStatus == .atEnd)
     }
 }
 #endif
