@@ -79,7 +79,8 @@ extension TaskDriver {
         ChallengeBridge.answer(decision, with: answer.disposition, credential: answer.credential)
     }
 
-    func bodyStream(_ decision: BodyStreamDecision, on current: URLSessionTask) async {
+    /// Returns the stream the delegate handed over, if any.
+    func bodyStream(_ decision: BodyStreamDecision, on current: URLSessionTask) async -> StreamBox? {
         let session = session
         let reply: Reply<StreamBox?> = await ask(
             URLSessionTaskDelegate.self, of: candidates(for: current), on: current, asyncForm: .bodyStream
@@ -89,13 +90,16 @@ extension TaskDriver {
             await delegate.urlSession(session, needNewBodyStreamForTask: current).map(StreamBox.init)
         }
         switch reply {
-        case .answered(let box?): decision.provide(box.stream)
+        case .answered(let box?):
+            decision.provide(box.stream)
+            return box
         case .answered(nil): decision.refuse()
         case .notImplemented:
             // As Apple: the request's own stream serves the first send.
             if let stream = current.takeInitialBodyStream() { decision.provide(stream.stream) } else { decision.refuse() }
         case .abandoned: break
         }
+        return nil
     }
 
     /// Asks a delegate-based data task's delegate whether to cache the

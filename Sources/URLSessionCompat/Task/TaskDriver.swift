@@ -56,6 +56,9 @@ struct TaskDriver: Sendable {
         /// that delegate hears the body and download progress (see
         /// `URLSessionTask.reportsProgressToTaskDelegate`).
         var reportsToTaskDelegate: Bool
+        /// Bound input streams the delegate handed over for the body: closed
+        /// when the task ends, as URLSession closes the streams it reads.
+        var boundBodyStreams: [StreamBox] = []
     }
 
     func run() async {
@@ -76,6 +79,10 @@ struct TaskDriver: Sendable {
         } catch {
             failure = error
         }
+        // A body read that still waits (the task failed or was cancelled
+        // while the writer had not closed) returns, and the writer hears
+        // its end (`.endEncountered`) instead of waiting forever.
+        for box in progress.boundBodyStreams { box.stream.close() }
         if !progress.sawMetrics {
             await deliverHeldBody(&progress)
             if let metrics = task.core.metrics { await deliverMetrics(metrics, on: progress.current) }
@@ -94,7 +101,9 @@ struct TaskDriver: Sendable {
         case .challenge(let decision):
             await challenge(decision, on: current)
         case .needBodyStream(let decision):
-            await bodyStream(decision, on: current)
+            if let provided = await bodyStream(decision, on: current), provided.stream is BoundInputStream {
+                progress.boundBodyStreams.append(provided)
+            }
         case .resumed(let offset, let expected):
             guard delegateMode, let download = current as? URLSessionDownloadTask else { break }
             await notify(URLSessionDownloadDelegate.self, on: current) { delegate in
