@@ -279,41 +279,6 @@ extension TaskCore {
         complete(error: nil, metrics: makeMetrics(plain.transactions, redirectCount: plain.redirectCount))
     }
 
-    func finishHop(_ end: HopEnd, held: HopState.Held?) {
-        if case .tlsChallenge(let report) = end {
-            offerTLSChallenge(report)
-            return
-        }
-        if case .proxyRefusedConnect(let methods, let error) = end {
-            let held = guarded.withLock { guarded -> HopState.Held? in
-                guarded.hop.holdConnectRefusal(methods: methods, error: error)
-                return guarded.hop.held
-            }
-            if let held { offerChallenge(held) } else { completeWithTransactions(error: error) }
-            return
-        }
-        if case .failure(let error) = end {
-            if let original = endTrustDiagnosis() {
-                completeWithTransactions(error: original)
-                return
-            }
-            if diagnoseCertificateFailure(error) { return }
-            if context.configuration.waitsForConnectivity, waitForConnectivity(after: error) { return }
-            completeWithTransactions(error: error)
-            return
-        }
-        guard let held else {
-            if !finishWithCache() { completeWithTransactions(error: nil) }
-            return
-        }
-        switch held.kind {
-        case .redirect(let proposed, let isDowngrade):
-            offerRedirect(held, proposed: proposed, isDowngrade: isDowngrade)
-        case .challenge, .provisionalAuthFailure:
-            offerChallenge(held)
-        }
-    }
-
     // MARK: - Publishing the response
 
     /// Offers the final response (with a decision) to handlers and consumer;

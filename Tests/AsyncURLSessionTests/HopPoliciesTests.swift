@@ -1,0 +1,79 @@
+import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Testing
+
+@testable import AsyncURLSession
+
+/// The policies above the hop as a table: for each kind of hop outcome, the
+/// steps they propose, in the order the task tries them. No task, no network.
+@Suite struct HopPoliciesTests {
+    private static let url = URL(string: "https://origin.test/a")!
+
+    private static func held(_ status: Int, _ kind: HopState.HeldKind) -> HopState.Held {
+        HopState.Held(
+            response: HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: [:])!,
+            kind: kind)
+    }
+
+    struct Row: CustomTestStringConvertible, Sendable {
+        let name: String
+        let end: HopEnd
+        let heldKind: String?
+        let waitsForConnectivity: Bool
+        let steps: [String]
+        var testDescription: String { name }
+    }
+
+    static let rows: [Row] = [
+        Row(name: "a success with nothing held ends the task", end: .success, heldKind: nil,
+            waitsForConnectivity: false, steps: []),
+        Row(name: "a success holding a redirect offers it", end: .success, heldKind: "redirect",
+            waitsForConnectivity: false, steps: ["offerRedirect"]),
+        Row(name: "a success holding a 401 offers a challenge", end: .success, heldKind: "challenge",
+            waitsForConnectivity: false, steps: ["offerChallenge"]),
+        Row(name: "a provisional 401 that ended the hop offers a challenge", end: .success,
+            heldKind: "provisional", waitsForConnectivity: false, steps: ["offerChallenge"]),
+        Row(name: "a failure is diagnosed, then final", end: .failure(URLError(.cannotConnectToHost)), heldKind: nil,
+            waitsForConnectivity: false, steps: ["diagnoseTrust"]),
+        Row(name: "a failure waits for connectivity after its diagnosis",
+            end: .failure(URLError(.cannotConnectToHost)), heldKind: nil, waitsForConnectivity: true,
+            steps: ["diagnoseTrust", "waitForConnectivity"]),
+        Row(name: "a failure's held response is not offered", end: .failure(URLError(.networkConnectionLost)),
+            heldKind: "redirect", waitsForConnectivity: false, steps: ["diagnoseTrust"]),
+        Row(name: "a handshake stopped for trust offers the TLS challenge",
+            end: .tlsChallenge(.clientCertificate(host: "origin.test")), heldKind: nil, waitsForConnectivity: true,
+            steps: ["offerTLSChallenge"]),
+        Row(name: "a proxy refusing CONNECT offers a proxy challenge",
+            end: .proxyRefusedConnect(["Basic"], URLError(.cannotConnectToHost)), heldKind: nil,
+            waitsForConnectivity: true, steps: ["offerProxyChallenge"]),
+    ]
+
+    @Test(arguments: rows)
+    func stepsAfter(_ row: Row) {
+        let held: HopState.Held? = switch row.heldKind {
+        case "redirect"?: Self.held(302, .redirect(proposed: URLRequest(url: Self.url), isDowngrade: false))
+        case "challenge"?: Self.held(401, .challenge)
+        case "provisional"?: Self.held(401, .provisionalAuthFailure)
+        default: nil
+        }
+        let outcome = HopOutcome(end: row.end, held: held, waitsForConnectivity: row.waitsForConnectivity)
+        #expect(HopPolicies.steps(after: outcome).map(\.name) == row.steps)
+    }
+
+    @Test func theRedirectStep_carriesTheProposedRequest() {
+        var proposed = URLRequest(url: URL(string: "https://origin.test/b")!)
+        proposed.httpMethod = "GET"
+        let outcome = HopOutcome(
+            end: .success, held: Self.held(303, .redirect(proposed: proposed, isDowngrade: true)),
+            waitsForConnectivity: false)
+        guard case .offerRedirect(_, let request, let isDowngrade)? = HopPolicies.steps(after: outcome).first else {
+            Issue.record("no redirect step")
+            return
+        }
+        #expect(request.url?.path == "/b")
+        #expect(isDowngrade)
+    }
+}
