@@ -313,19 +313,18 @@ struct TaskDriver: Sendable {
 
     /// A call with a completion handler, or its async form: the first
     /// candidate that implements either answers (whenever it calls the
-    /// handler). A candidate whose class is known to lack the async form
-    /// costs what it did before there was one.
+    /// handler).
     func ask<Delegate, Answer: Sendable>(
         _ type: Delegate.Type, of candidates: [any URLSessionDelegate], on task: URLSessionTask,
         asyncForm method: AsyncDelegateForms.Method,
         _ call: @escaping @Sendable (Delegate, _ answer: @escaping @Sendable (Answer) -> Void) -> Void,
         orAsync asyncCall: @escaping @Sendable (Delegate) async -> Answer
     ) async -> Reply<Answer> {
-        // Known: no candidate has the async form. One question for all.
-        guard candidates.contains(where: { $0 is Delegate && AsyncDelegateForms.mayImplement($0, method) })
-        else { return await ask(type, of: candidates, on: task, call) }
-        // Else each candidate in turn, in either form: the task's delegate
-        // before the session's, whichever form each has.
+        // Each candidate in turn, in either form: the task's delegate before
+        // the session's, whichever form each has. With one candidate (no
+        // task delegate, the common case) this is the one question it was
+        // before there were async forms; the async form's bookkeeping (a
+        // lock) is paid only by a delegate without the completion form.
         for candidate in candidates {
             let reply = await ask(type, of: [candidate], on: task, call)
             guard case .notImplemented = reply else { return reply }
