@@ -64,6 +64,10 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // One SQLite connection to a private file, in WAL mode: what the
+        // response cache's disk store and the background agent's journal
+        // share (a target of its own, so neither reaches into the other).
+        .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
         // A lock ThreadSanitizer can see, standing in for Synchronization.Mutex
         // only in sanitizer builds (-DASYNCURLSESSION_SANITIZER_LOCKS).
         .target(name: "SanitizerVisibleLock"),
@@ -81,7 +85,7 @@ let package = Package(
         .target(
             name: "AsyncURLSession",
             dependencies: [
-                "CurlEngine", "CStreamingCopy", "CPSL", "CSQLite", "SanitizerVisibleLock", "CAgentBoot",
+                "CurlEngine", "CStreamingCopy", "CPSL", "CSQLite", "SQLiteStore", "SanitizerVisibleLock", "CAgentBoot",
                 // Background sessions talk to the transfer agent (our own, Foundation only).
                 "AgentWire",
                 .product(name: "Logging", package: "swift-log"),
@@ -114,7 +118,9 @@ let package = Package(
         // and the runner that takes downloads to their end on the core.
         .target(
             name: "BackgroundAgent",
-            dependencies: ["AgentWire", "CSQLite", "AsyncURLSession", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "AgentWire", "CSQLite", "SQLiteStore", "AsyncURLSession", .product(name: "Logging", package: "swift-log"),
+            ]),
         // The agent program: one per user, started on demand (AgentClient).
         .executableTarget(
             name: "asyncurlsession-agent",

@@ -1,4 +1,5 @@
 internal import CSQLite
+internal import SQLiteStore
 import AgentWire
 import AsyncURLSession
 import Foundation

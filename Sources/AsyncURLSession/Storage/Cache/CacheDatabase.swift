@@ -1,4 +1,5 @@
 internal import CSQLite
+internal import SQLiteStore
 import Foundation
 #if canImport(Glibc)
 import Glibc
