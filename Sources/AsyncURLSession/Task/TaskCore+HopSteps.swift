@@ -18,7 +18,13 @@ extension TaskCore {
         case .failure(let error):
             completeWithTransactions(error: error)
         case .success:
-            if !finishWithCache() { completeWithTransactions(error: nil) }
+            // A response held for a decision no policy offered is the
+            // result, as one nobody answered would be: never dropped.
+            if let held {
+                stopAtHeldResponse(held)
+            } else if !finishWithCache() {
+                completeWithTransactions(error: nil)
+            }
         case .tlsChallenge, .proxyRefusedConnect:
             // Their policies always take them (a step that cannot carry
             // them out ends the task itself).

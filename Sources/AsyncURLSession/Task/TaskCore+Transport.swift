@@ -16,13 +16,9 @@ extension TaskCore: LocalTransferDelegate {
         let id = HopID.local()
         let stage = cache.map { CacheStage($0, url: request.url, authenticated: credential != nil, task: self) }
         let transfer = LocalTransfer(id: id, delegate: stage ?? self, fetchType: responder.fetchType)
-        let started = guarded.withLock { guarded -> Bool? in
-            guard guarded.pipeline.hopStarting() else { return nil }
-            guarded.beginHop(
-                HopState(request: request, credential: credential, cacheStage: stage), via: transfer,
-                expectedToSend: expectedToSend)
-            return guarded.pipeline.state == .suspended
-        }
+        let started = beginHop(
+            HopState(request: request, credential: credential, cacheStage: stage), via: transfer,
+            expectedToSend: expectedToSend)
         let local = local ?? LocalRequest(
             request: request, body: LocalRequestBody(.none, expectedLength: 0) { _, _ in }, credential: nil,
             taskIdentifier: identifier)
@@ -39,6 +35,18 @@ extension TaskCore: LocalTransferDelegate {
             responder, request: local,
             idleTimeout: idle,
             resourceTimeout: configuration.timeoutIntervalForResource)
+    }
+
+    /// Makes `exchange` the task's current hop, if the task still wants one:
+    /// nil when it does not (cancelled meanwhile), else whether the task is
+    /// suspended (the exchange then starts suspended). Whoever answers the
+    /// hop, a local transfer here or a test's fake exchange, begins it so.
+    func beginHop(_ hop: HopState, via exchange: any HopExchange, expectedToSend: Int64 = 0) -> Bool? {
+        guarded.withLock { guarded -> Bool? in
+            guard guarded.pipeline.hopStarting() else { return nil }
+            guarded.beginHop(hop, via: exchange, expectedToSend: expectedToSend)
+            return guarded.pipeline.state == .suspended
+        }
     }
 
     /// A local responder's own challenge (`LocalResponseWriter.challenge`),
