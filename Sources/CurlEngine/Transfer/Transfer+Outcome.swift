@@ -73,7 +73,11 @@ extension Transfer {
         metrics.connect = seconds(CURLINFO_CONNECT_TIME_T)
         metrics.secureConnection = seconds(CURLINFO_APPCONNECT_TIME_T)
         metrics.requestStart = seconds(CURLINFO_PRETRANSFER_TIME_T)
-        metrics.firstByte = seconds(CURLINFO_STARTTRANSFER_TIME_T)
+        // The first final head's first line, timed here (see
+        // `responseStartUptime`); libcurl's start-transfer time without one.
+        metrics.firstByte = responseStartUptime > fetchStartUptime
+            ? Double(responseStartUptime - fetchStartUptime) / 1_000_000_000
+            : seconds(CURLINFO_STARTTRANSFER_TIME_T)
         metrics.total = seconds(CURLINFO_TOTAL_TIME_T) ?? 0
         metrics.httpVersion = Self.protocolName(easy.info(long: CURLINFO_HTTP_VERSION) ?? 0)
         // NUM_CONNECTS counts new connections made for this transfer: none

@@ -19,6 +19,16 @@ final class Transfer {
     /// The engine thread's turn clock, for `lastActivity`.
     let turn: EngineTurn.State
     let fetchStart = Date()
+    /// `fetchStart` on the monotonic clock, for the times measured here.
+    let fetchStartUptime = DispatchTime.now().uptimeNanoseconds
+    /// When the response head being read began (its first line), 0 between
+    /// heads; and when the first final head began: the response's first
+    /// byte. libcurl's STARTTRANSFER is when a read-callback upload begins
+    /// (7.88.1; `curl -T` shows it too), so every upload's first byte, and
+    /// `responseStartDate`, came before the server had said anything.
+    /// Only read when metrics are collected (`collectsMetrics`).
+    @exclusivity(unchecked) var headStartUptime: UInt64 = 0
+    @exclusivity(unchecked) var responseStartUptime: UInt64 = 0
 
     /// Must outlive the transfer: libcurl keeps pointing at it.
     @exclusivity(unchecked) var headerList = HeaderList()
@@ -419,6 +429,7 @@ final class Transfer {
     fileprivate func receiveHeader(_ bytes: UnsafeRawBufferPointer) -> Int {
         lastActivity = turn.turnStart
         if discarding { return bytes.count }
+        if collectsMetrics, headStartUptime == 0 { headStartUptime = DispatchTime.now().uptimeNanoseconds }
         guard let head = headParser.consume(bytes) else {
             if headParser.byteCount > Self.maximumHeaderBytes {
                 abortError = URLError.make(
@@ -428,10 +439,14 @@ final class Transfer {
             }
             return bytes.count
         }
+        // The next line begins another head (or the trailers).
+        let headStart = headStartUptime
+        headStartUptime = 0
         if head.isInformational {
             delegate.transferDidReceiveInformationalHead(head, of: id)
             return bytes.count
         }
+        if responseStartUptime == 0 { responseStartUptime = headStart }
         if let problem = head.framingProblem {
             // Failing the header callback ends the transfer and closes the
             // connection: nothing after this head is ever read as a response.
