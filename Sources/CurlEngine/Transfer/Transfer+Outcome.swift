@@ -73,12 +73,19 @@ extension Transfer {
         metrics.connect = seconds(CURLINFO_CONNECT_TIME_T)
         metrics.secureConnection = seconds(CURLINFO_APPCONNECT_TIME_T)
         metrics.requestStart = seconds(CURLINFO_PRETRANSFER_TIME_T)
+        metrics.total = seconds(CURLINFO_TOTAL_TIME_T) ?? 0
         // The first final head's first line, timed here (see
         // `responseStartUptime`); libcurl's start-transfer time without one.
-        metrics.firstByte = responseStartUptime > fetchStartUptime
-            ? Double(responseStartUptime - fetchStartUptime) / 1_000_000_000
-            : seconds(CURLINFO_STARTTRANSFER_TIME_T)
-        metrics.total = seconds(CURLINFO_TOTAL_TIME_T) ?? 0
+        // Ours counts from `fetchStart`, libcurl's from when it took the
+        // transfer up, a little later (more on a busy engine): kept between
+        // the request's start and the end, so the phases stay in order.
+        if responseStartUptime > fetchStartUptime {
+            let measured = Double(responseStartUptime - fetchStartUptime) / 1_000_000_000
+            let upper = metrics.total > 0 ? metrics.total : measured
+            metrics.firstByte = min(max(measured, metrics.requestStart ?? 0), upper)
+        } else {
+            metrics.firstByte = seconds(CURLINFO_STARTTRANSFER_TIME_T)
+        }
         metrics.httpVersion = Self.protocolName(easy.info(long: CURLINFO_HTTP_VERSION) ?? 0)
         // NUM_CONNECTS counts new connections made for this transfer: none
         // means an existing one was reused (CONN_ID only arrives in 8.2).
