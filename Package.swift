@@ -129,6 +129,8 @@ let package = Package(
         .target(
             name: "LoopbackServer",
             dependencies: [
+                // Its locks, visible to ThreadSanitizer in `.ci/sanitize` runs.
+                "SanitizerVisibleLock",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
