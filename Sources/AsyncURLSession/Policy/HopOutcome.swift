@@ -38,7 +38,7 @@ enum HopStep {
     /// A held 401/407: the challenge decision, then another hop or the end.
     case offerChallenge(HopState.Held)
 
-    /// The step's name, for tests and logs.
+    /// The step's name, for the policy table's tests.
     var name: String {
         switch self {
         case .offerTLSChallenge: "offerTLSChallenge"

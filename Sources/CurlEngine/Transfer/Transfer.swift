@@ -19,8 +19,10 @@ final class Transfer {
     /// The engine thread's turn clock, for `lastActivity`.
     let turn: EngineTurn.State
     let fetchStart = Date()
-    /// `fetchStart` on the monotonic clock, for the times measured here.
-    let fetchStartUptime = DispatchTime.now().uptimeNanoseconds
+    /// `fetchStart` on the monotonic clock, for the times measured here;
+    /// read only when metrics are collected (0 otherwise: no clock read
+    /// per request for `data(for:)`).
+    let fetchStartUptime: UInt64
     /// When the response head being read began (its first line), 0 between
     /// heads; and when the first final head began: the response's first
     /// byte. libcurl's STARTTRANSFER is when a read-callback upload begins
@@ -97,6 +99,7 @@ final class Transfer {
         self.easy = easy
         self.request = request
         self.collectsMetrics = collectsMetrics
+        fetchStartUptime = collectsMetrics ? DispatchTime.now().uptimeNanoseconds : 0
         self.delegate = delegate
         self.turn = turn
         self.lastActivity = ccurl_monotonic_nanoseconds()
