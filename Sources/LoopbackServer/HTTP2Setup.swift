@@ -16,7 +16,7 @@ import NIOHTTP2
 /// - /headers/big: at most 24 KiB, else 400 (NIOHTTP2 sends no CONTINUATION frames, so the
 ///   encoded header block must fit one frame).
 enum HTTP2Setup {
-    static func configure(_ channel: any Channel, connectionID: Int, auth: AuthState) throws {
+    static func configure(_ channel: any Channel, connectionID: Int, auth: AuthState, flaky: FlakyCounters) throws {
         var connection = NIOHTTP2Handler.ConnectionConfiguration()
         connection.initialSettings = [
             // Tests open many parallel streams on one connection.
@@ -37,7 +37,7 @@ enum HTTP2Setup {
                 streamChannel.eventLoop.makeCompletedFuture {
                     let sync = streamChannel.pipeline.syncOperations
                     try sync.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                    try sync.addHandler(RequestHandler(connectionID: connectionID, transport: .http2, auth: auth))
+                    try sync.addHandler(RequestHandler(connectionID: connectionID, transport: .http2, auth: auth, flaky: flaky))
                 }
             }
         )

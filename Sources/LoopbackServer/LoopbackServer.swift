@@ -26,6 +26,7 @@
 // - Requests: /echo (method, headers, body length and SHA-256), /echo-body (EchoRoutes.swift).
 // - Status and headers: /status/CODE, /delay/MS, /close-idle/MS, /response-headers, /trailers, /headers/big, /connection,
 //   /garbage (MiscRoutes.swift).
+// - Retries: /flaky/KEY?fail=N[&status=CODE|&how=reset][&retry-after=V] (FlakyRoute.swift).
 // - Redirects: /redirect/N, /redirect-to, /redirect-loop, /redirect-no-location,
 //   /redirect-echo, /cross-origin-redirect (RedirectRoutes.swift); /redirect-raw, whose
 //   Location is written unchecked, HTTP/1.1 only (RawRedirectRoute.swift).
@@ -58,6 +59,7 @@ public final class LoopbackServer: Sendable {
     private let serverChannel: any Channel
     private let registry: ConnectionRegistry
     private let auth: AuthState
+    private let flaky: FlakyCounters
     /// Set once shutdown has started; makes shutdown() idempotent and tells deinit what is left.
     private let isShutDown = Mutex(false)
 
@@ -70,7 +72,8 @@ public final class LoopbackServer: Sendable {
         group: MultiThreadedEventLoopGroup,
         serverChannel: any Channel,
         registry: ConnectionRegistry,
-        auth: AuthState
+        auth: AuthState,
+        flaky: FlakyCounters
     ) {
         self.port = port
         self.baseURL = baseURL
@@ -81,6 +84,7 @@ public final class LoopbackServer: Sendable {
         self.serverChannel = serverChannel
         self.registry = registry
         self.auth = auth
+        self.flaky = flaky
     }
 
     /// Starts a server on 127.0.0.1, on an ephemeral port unless `options.port` names one.
@@ -90,8 +94,9 @@ public final class LoopbackServer: Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let registry = ConnectionRegistry()
         let auth = AuthState()
+        let flaky = FlakyCounters()
         do {
-            let connectionSetup = PipelineSetup(tls: tls, registry: registry, auth: auth)
+            let connectionSetup = PipelineSetup(tls: tls, registry: registry, auth: auth, flaky: flaky)
             let channel = try await ServerBootstrap(group: group)
                 // Many tests open hundreds of connections at once; a short backlog would make
                 // the kernel drop SYNs and the clients retry after a second.
@@ -120,7 +125,8 @@ public final class LoopbackServer: Sendable {
                 group: group,
                 serverChannel: channel,
                 registry: registry,
-                auth: auth
+                auth: auth,
+                flaky: flaky
             )
         } catch {
             try? await group.shutdownGracefully()
@@ -153,6 +159,11 @@ public final class LoopbackServer: Sendable {
 
     /// Requests to any /auth/... route that carried an Authorization header, counted when
     /// their head arrives (for tests of how often a client retries wrong credentials).
+    /// Requests /flaky/KEY received for KEY so far (every attempt, failed or not).
+    public func flakyRequests(_ key: String) -> Int {
+        flaky.count(key)
+    }
+
     public var authorizationAttempts: Int {
         auth.authorizationAttempts
     }

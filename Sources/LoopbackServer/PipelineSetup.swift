@@ -12,6 +12,7 @@ struct PipelineSetup: Sendable {
     let tls: TLSSetup?
     let registry: ConnectionRegistry
     let auth: AuthState
+    let flaky: FlakyCounters
 
     func configure(_ channel: any Channel) -> EventLoopFuture<Void> {
         let connectionID = registry.register(channel)
@@ -25,7 +26,7 @@ struct PipelineSetup: Sendable {
         }
         guard let tls, tls.offersHTTP2 else {
             return tlsAdded.flatMapThrowing {
-                try Self.configureHTTP1(channel, connectionID: connectionID, auth: auth)
+                try Self.configureHTTP1(channel, connectionID: connectionID, auth: auth, flaky: flaky)
             }
         }
         return tlsAdded.flatMap {
@@ -33,12 +34,12 @@ struct PipelineSetup: Sendable {
             channel.configureHTTP2SecureUpgrade(
                 h2ChannelConfigurator: { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try HTTP2Setup.configure(channel, connectionID: connectionID, auth: auth)
+                        try HTTP2Setup.configure(channel, connectionID: connectionID, auth: auth, flaky: flaky)
                     }
                 },
                 http1ChannelConfigurator: { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try Self.configureHTTP1(channel, connectionID: connectionID, auth: auth)
+                        try Self.configureHTTP1(channel, connectionID: connectionID, auth: auth, flaky: flaky)
                     }
                 }
             )
@@ -48,9 +49,9 @@ struct PipelineSetup: Sendable {
     /// HTTP/1.1 with NIO's pipelining assistance (requests are handed over one at a time, the
     /// next only after the previous response ended) and its protocol error handler (a request
     /// that does not parse gets a 400 and the connection is closed).
-    static func configureHTTP1(_ channel: any Channel, connectionID: Int, auth: AuthState) throws {
+    static func configureHTTP1(_ channel: any Channel, connectionID: Int, auth: AuthState, flaky: FlakyCounters) throws {
         let sync = channel.pipeline.syncOperations
-        let handler = RequestHandler(connectionID: connectionID, transport: .http1, auth: auth)
+        let handler = RequestHandler(connectionID: connectionID, transport: .http1, auth: auth, flaky: flaky)
         // /ws/... upgrades to WebSocket (WebSocketRoutes.swift); the request
         // handler leaves the pipeline when it does.
         let upgrade: NIOHTTPServerUpgradeSendableConfiguration = (

@@ -39,16 +39,18 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let connectionID: Int
     private let transport: Transport
     private let auth: AuthState
+    private let flaky: FlakyCounters
     private var state: State = .idle
     private var progress: Progress?
     private var timer: Scheduled<Void>?
     /// Guards pump() against re-entry from events fired while it flushes.
     private var pumping = false
 
-    init(connectionID: Int, transport: Transport, auth: AuthState) {
+    init(connectionID: Int, transport: Transport, auth: AuthState, flaky: FlakyCounters) {
         self.connectionID = connectionID
         self.transport = transport
         self.auth = auth
+        self.flaky = flaky
     }
 
     // MARK: Inbound
@@ -66,7 +68,8 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 target: RequestTarget(uri: head.uri),
                 connectionID: connectionID,
                 transport: transport,
-                auth: auth
+                auth: auth,
+                flaky: flaky
             )
             let route = Router.route(info)
             state = .receiving(head, route)

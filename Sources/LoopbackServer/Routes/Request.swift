@@ -10,6 +10,8 @@ struct RequestInfo {
     let transport: Transport
     /// The server's nonce key and Authorization counter.
     let auth: AuthState
+    /// Per-key attempt counters of /flaky.
+    let flaky: FlakyCounters
 }
 
 /// A request a route cannot serve as asked (bad number, missing parameter): answered with 400.

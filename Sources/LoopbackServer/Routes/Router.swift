@@ -58,6 +58,8 @@ enum Router {
             return .respond(try MiscRoutes.closeIdle(request))
         case ("status", 2):
             return .respond(try MiscRoutes.status(request))
+        case ("flaky", 2):
+            return .respond(try FlakyRoute.respond(request))
         case ("echo", 1):
             return .echo(EchoDigest())
         case ("echo-body", 1):
