@@ -31,6 +31,11 @@ import AsyncURLSession
 /// legacy code sets it without importing the async core.
 public typealias ClientIdentity = AsyncURLSession.ClientIdentity
 
+/// The retry policy `URLSessionConfiguration.retryPolicy` takes, and its
+/// budget, so legacy code sets them without importing the async core.
+public typealias RetryPolicy = AsyncURLSession.RetryPolicy
+public typealias RetryBudget = AsyncURLSession.RetryBudget
+
 /// A server-trust challenge's chain and default verdict
 /// (`URLProtectionSpace.serverTrust`), Linux's stand-in for `SecTrust`.
 public typealias ServerTrust = AsyncURLSession.ServerTrust

@@ -35,6 +35,13 @@ struct EventPrinter {
             return "informational: \(response.statusCode)"
         case .waitingForConnectivity:
             return "waitingForConnectivity: retrying until the resource timeout"
+        case .retrying(let attempt):
+            let why: String
+            switch attempt.reason {
+            case .failure(let error): why = error.localizedDescription
+            case .status(let response): why = "status \(response.statusCode)"
+            }
+            return "retrying: attempt \(attempt.attempt) in \(String(format: "%.2f", attempt.delay)) s (\(why))"
         case .response(let response, _):
             let length = response.expectedContentLength >= 0 ? "\(response.expectedContentLength) bytes" : "length unknown"
             return "response: \(response.statusCode), \(length)"

@@ -27,7 +27,7 @@ import Testing
     }
 
     enum Verdict: Equatable, Sendable {
-        case deliver, redirect(to: String, method: String), challenge, provisional
+        case deliver, redirect(to: String, method: String), challenge, provisional, retryable
     }
 
     static func verdict(of hop: inout HopState, _ source: ResponseSource) -> Verdict {
@@ -39,6 +39,7 @@ import Testing
                 return .redirect(to: proposed.url?.absoluteString ?? "-", method: proposed.httpMethod ?? "GET")
             case .challenge?: return .challenge
             case .provisionalAuthFailure?: return .provisional
+            case .retryableStatus?: return .retryable
             case nil: return .deliver
             }
         }
@@ -95,6 +96,14 @@ import Testing
         var hop = Self.hop(method: row.method, credential: row.credential, proxyCredential: row.proxyCredential)
         #expect(Self.verdict(of: &hop, Self.response(row.status, row.fields)) == row.expected)
         #expect((hop.held == nil) == (row.expected == .deliver))
+    }
+
+    @Test func aRetryableStatus_isHeld_onlyWhenTheRetryPolicyAsks() {
+        var hop = Self.hop()
+        #expect(hop.receivedHead(Self.response(503), retryable: [503], sensitive: { _ in false }).isHold)
+        #expect(hop.held.map { if case .retryableStatus = $0.kind { true } else { false } } == true)
+        #expect(!hop.receivedHead(Self.response(503), sensitive: { _ in false }).isHold)
+        #expect(hop.held == nil)
     }
 
     @Test func aNewHead_dropsWhatTheLastOneHeld() {
@@ -236,5 +245,11 @@ private final class WaiterBox: @unchecked Sendable {
         for _ in 0..<10_000 where lock.withLock({ waiters.count }) < count {
             await Task.yield()
         }
+    }
+}
+
+extension HopState.HeadVerdict {
+    fileprivate var isHold: Bool {
+        if case .hold = self { true } else { false }
     }
 }

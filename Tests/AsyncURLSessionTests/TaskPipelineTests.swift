@@ -153,7 +153,7 @@ import Testing
                 kinds.append("decision")
             case .deliver(.uploadProgress, _), .deliver(.downloadProgress, _): kinds.append("progress")
             case .deliver(.downloaded, _), .deliver(.resumed, _): kinds.append("download")
-            case .deliver(.waitingForConnectivity, _): kinds.append("waiting")
+            case .deliver(.waitingForConnectivity, _), .deliver(.retrying, _): kinds.append("waiting")
             case .finishStream: kinds.append("end"); break loop
             case .failStream, .wait: Issue.record("unexpected"); break loop
             }

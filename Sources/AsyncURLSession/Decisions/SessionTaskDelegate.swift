@@ -20,6 +20,10 @@ public protocol SessionTaskDelegate: AnyObject, Sendable {
     /// The task cannot connect and waits for connectivity
     /// (`waitsForConnectivity`): once per task, before its first retry.
     func taskIsWaitingForConnectivity(_ task: SessionTask) async
+    /// An attempt ended and, by the task's `RetryPolicy`, another follows
+    /// after `attempt.delay` seconds. For telling only: the retry does
+    /// not wait for this to return.
+    func task(_ task: SessionTask, willRetry attempt: RetryAttempt) async
 }
 
 extension SessionTaskDelegate {
@@ -29,4 +33,5 @@ extension SessionTaskDelegate {
     public func task(_ task: SessionTask, needsBodyStream decision: BodyStreamDecision) async {}
     public func task(_ task: SessionTask, willCacheResponse decision: CacheDecision) async {}
     public func taskIsWaitingForConnectivity(_ task: SessionTask) async {}
+    public func task(_ task: SessionTask, willRetry attempt: RetryAttempt) async {}
 }

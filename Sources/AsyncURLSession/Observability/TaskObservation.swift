@@ -183,6 +183,22 @@ final class TaskObservation: Sendable {
         state.withLock { $0.attempts -= 1 }
     }
 
+    /// The retry policy sends the request again: an `http.retry` event
+    /// naming the attempt to come, its delay and why.
+    func retrying(_ attempt: RetryAttempt) {
+        guard let span = state.withLock({ $0.span }) else { return }
+        var attributes: SpanAttributes = [:]
+        attributes["http.request.resend_count"] = SpanAttribute.int64(Int64(attempt.attempt - 1))
+        attributes["asyncurlsession.retry.delay"] = SpanAttribute.double(attempt.delay)
+        switch attempt.reason {
+        case .failure(let error):
+            attributes["error.type"] = SpanAttribute.string(Self.name(of: error.code))
+        case .status(let response):
+            attributes["http.response.status_code"] = SpanAttribute.int64(Int64(response.statusCode))
+        }
+        span.addEvent(SpanEvent(name: "http.retry", attributes: attributes))
+    }
+
     /// A response head arrived (`log?.response`).
     func response(status: Int, httpVersion: String) {
         state.withLock { state in

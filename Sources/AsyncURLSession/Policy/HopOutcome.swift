@@ -15,6 +15,8 @@ struct HopOutcome {
     var held: HopState.Held?
     /// `SessionConfiguration.waitsForConnectivity`.
     var waitsForConnectivity: Bool
+    /// What the retry policy reads of the task; nil without a policy.
+    var retry: RetryCandidate? = nil
 }
 
 /// What a policy says comes after a hop. The task carries it out
@@ -33,6 +35,9 @@ enum HopStep {
     case diagnoseTrust(URLError)
     /// The server could not be reached: try the hop again after a pause.
     case waitForConnectivity(URLError)
+    /// The request again after a pause (`RetryPolicy`), unless the
+    /// origin's retry budget is spent.
+    case retry(RetryAttempt)
     /// A held 3xx: the redirect decision, then another hop or the end.
     case offerRedirect(HopState.Held, proposed: URLRequest, isDowngrade: Bool)
     /// A held 401/407: the challenge decision, then another hop or the end.
@@ -45,6 +50,7 @@ enum HopStep {
         case .offerProxyChallenge: "offerProxyChallenge"
         case .diagnoseTrust: "diagnoseTrust"
         case .waitForConnectivity: "waitForConnectivity"
+        case .retry: "retry"
         case .offerRedirect: "offerRedirect"
         case .offerChallenge: "offerChallenge"
         }

@@ -19,10 +19,11 @@ enum HopPolicies {
     typealias Policy = @Sendable (HopOutcome) -> HopStep?
 
     /// In the order they are asked. Trust comes before anything is retried
-    /// (a retry would fail the same way), connectivity before a failure is
-    /// final; redirects and challenges only see hops that held a response.
+    /// (a retry would fail the same way); the retry policy's attempts come
+    /// before waiting for connectivity, which outlasts them; redirects and
+    /// challenges only see hops that held a response.
     static let inOrder: [Policy] = [
-        tlsChallenge, proxyConnectRefusal, trustDiagnosis, connectivityWait, redirect, authentication,
+        tlsChallenge, proxyConnectRefusal, trustDiagnosis, retry, connectivityWait, redirect, authentication,
     ]
 
     /// Every step the policies propose for `outcome`, in order: what the
@@ -59,6 +60,15 @@ enum HopPolicies {
         return .waitForConnectivity(error)
     }
 
+    /// `RetryPolicy`: a failure before any response, or a held retryable
+    /// status, of a request safe to send again (`RetryRules`).
+    static func retry(_ outcome: HopOutcome) -> HopStep? {
+        guard let candidate = outcome.retry,
+            let attempt = RetryRules.plan(after: outcome.end, held: outcome.held, candidate)
+        else { return nil }
+        return .retry(attempt)
+    }
+
     /// A held 3xx with a usable Location.
     static func redirect(_ outcome: HopOutcome) -> HopStep? {
         guard case .success = outcome.end, let held = outcome.held,
@@ -73,7 +83,7 @@ enum HopPolicies {
         guard case .success = outcome.end, let held = outcome.held else { return nil }
         switch held.kind {
         case .challenge, .provisionalAuthFailure: return .offerChallenge(held)
-        case .redirect: return nil
+        case .redirect, .retryableStatus: return nil
         }
     }
 }

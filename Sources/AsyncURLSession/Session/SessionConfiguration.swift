@@ -210,6 +210,12 @@ public struct SessionConfiguration: Sendable {
     /// `taskIsWaitingForConnectivity`). Off by default, as on Apple.
     public var waitsForConnectivity: Bool = false
 
+    /// When tasks send their request again by themselves (see
+    /// `RetryPolicy`): after a failure before any response, or a 429/503,
+    /// for requests that are safe to repeat. nil (the default): never, as
+    /// URLSession. A task's own `SessionTask.retryPolicy` starts as this.
+    public var retryPolicy: RetryPolicy?
+
     /// For the classic adapter: FoundationNetworking's redirect rules (305
     /// and 306 followed as 307, a 303 turns HEAD into GET too) instead of
     /// RFC 9110's and fetch's, so code written against it behaves the same.

@@ -27,6 +27,8 @@ final class SessionContext: Sendable {
     /// The last credential a handler gave for the session's proxy with a
     /// persistence other than `.none`: later tasks send it to the proxy.
     let proxyAnswer = Mutex<HopCredential?>(nil)
+    /// Requests and retries per origin, for retry budgets (`RetryPolicy`).
+    let retryLedger = RetryLedger()
     private let table = Mutex(TaskTable())
     /// What answers hops without libcurl: the configuration's transport, or
     /// for a background session the agent (after that transport).

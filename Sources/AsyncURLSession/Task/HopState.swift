@@ -19,6 +19,9 @@ struct HopState {
         /// running its own exchange (Digest, NTLM) inside the transfer, so this
         /// head is provisional until body bytes or the end show it is final.
         case provisionalAuthFailure
+        /// A status the task's retry policy answers with another attempt
+        /// (429, 503...): the retry decision follows at the hop's end.
+        case retryableStatus
     }
 
     struct Held {
@@ -97,11 +100,18 @@ struct HopState {
         return .deliver(source)
     }
 
+    /// - Parameter retryable: the statuses the task's retry policy answers
+    ///   with another attempt while it has attempts left (none without one).
     mutating func receivedHead(
-        _ source: ResponseSource, redirectsAsFoundationNetworking: Bool = false, sensitive: (String) -> Bool
+        _ source: ResponseSource, redirectsAsFoundationNetworking: Bool = false, retryable: Set<Int> = [],
+        sensitive: (String) -> Bool
     ) -> HeadVerdict {
         held = nil
         let status = source.statusCode
+        if retryable.contains(status), let response = source.response {
+            held = Held(response: response, kind: .retryableStatus)
+            return .hold
+        }
         // Only these statuses can be held back: any other one is delivered
         // without building Foundation's response here.
         guard Self.mayHold(status: status), let response = source.response

@@ -86,6 +86,14 @@ public final class SessionTask: Sendable {
         set { core.offersTLSChallenges = newValue }
     }
 
+    /// When this task sends its request again by itself (see
+    /// `RetryPolicy`); starts as the configuration's `retryPolicy`. Set it
+    /// before `resume()`: a change applies to the attempts that follow.
+    public var retryPolicy: RetryPolicy? {
+        get { core.retryPolicy }
+        set { core.retryPolicy = newValue }
+    }
+
     public var taskDescription: String? {
         get { core.taskDescription }
         set { core.taskDescription = newValue }

@@ -40,6 +40,13 @@ extension TaskCore {
         }
     }
 
+    /// Whether sending `request` again needs a new body stream (asked for
+    /// with a `needBodyStream` decision).
+    func resendNeedsBodyStream(_ request: URLRequest) -> Bool {
+        if case .needsStream = hopBody(for: request) { return true }
+        return false
+    }
+
     /// Starts a hop: finds its body (asking for a stream if needed), then the transfer.
     func startHop(_ request: URLRequest, credential: HopCredential?) {
         let request = hstsUpgraded(request)

@@ -36,7 +36,7 @@ extension TaskCore {
                 url: url, fromCache: guarded.exchange?.fetchType == .localCache, consumer: PublishedConsumer(guarded))
             // The common case (a status never held back) is decided here:
             // no second acquisition.
-            if !HopState.mayHold(status: head.statusCode) {
+            if !HopState.mayHold(status: head.statusCode), guarded.retry?.holds(head.statusCode) != true {
                 let verdict = guarded.hop.receivedUnholdableHead(ResponseSource(head: copy head, url: url))
                 check.verdict = verdict
                 if publishesAtOnce, !check.consumer.events, !check.consumer.download,
@@ -61,7 +61,8 @@ extension TaskCore {
             verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
                 guard guarded.transferID == id else { return nil }
                 return guarded.hop.receivedHead(
-                    source, redirectsAsFoundationNetworking: context.configuration.redirectsAsFoundationNetworking
+                    source, redirectsAsFoundationNetworking: context.configuration.redirectsAsFoundationNetworking,
+                    retryable: guarded.retry?.heldStatuses ?? []
                 ) { context.configuration.isSensitiveHeader($0) }
             }
         }
@@ -257,7 +258,7 @@ extension TaskCore {
         if let plainEnd {
             endPlainly(plainEnd)
         } else {
-            finishHop(end, held: held)
+            finishHop(end, held: held, connected: outcome.metrics.connect != nil || outcome.metrics.reusedConnection)
         }
     }
 
@@ -473,6 +474,7 @@ extension TaskCore {
         case .response: "response"
         case .willCacheResponse: "cache"
         case .waitingForConnectivity: "waiting for connectivity"
+        case .retrying: "retry"
         default: "other"
         }
     }

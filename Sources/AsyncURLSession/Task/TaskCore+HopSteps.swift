@@ -7,9 +7,12 @@ import FoundationNetworking
 extension TaskCore {
     /// A hop ended: the first step the policies propose that applies is
     /// carried out; with none, the hop's end is the task's.
-    func finishHop(_ end: HopEnd, held: HopState.Held?) {
+    /// - Parameter connected: the hop's transfer had connected (a time-out
+    ///   before is worth a retry, one after is not).
+    func finishHop(_ end: HopEnd, held: HopState.Held?, connected: Bool = true) {
         let outcome = HopOutcome(
-            end: end, held: held, waitsForConnectivity: context.configuration.waitsForConnectivity)
+            end: end, held: held, waitsForConnectivity: context.configuration.waitsForConnectivity,
+            retry: retryCandidate(connected: connected))
         for policy in HopPolicies.inOrder {
             guard let step = policy(outcome) else { continue }
             if carryOut(step) { return }
@@ -56,6 +59,8 @@ extension TaskCore {
             return diagnoseCertificateFailure(error)
         case .waitForConnectivity(let error):
             return waitForConnectivity(after: error)
+        case .retry(let attempt):
+            return retry(attempt)
         case .offerRedirect(let held, let proposed, let isDowngrade):
             offerRedirect(held, proposed: proposed, isDowngrade: isDowngrade)
             return true

@@ -41,6 +41,9 @@ final class TaskCore: Sendable {
     /// Set when a data task's response decision made it a download (under
     /// the lock, with `Guarded.download`; see `kind`).
     let becameDownload = Atomic<Bool>(false)
+    /// Set while the task has a retry policy (`Guarded.retry`): read without
+    /// the lock where a task without one must not pay for asking.
+    let retries = Atomic<Bool>(false)
     /// For a download made from resume data.
     let resumeFrom: ResumeData?
     let createdAt = Date()
@@ -87,6 +90,8 @@ final class TaskCore: Sendable {
         var publication = ResponsePublication()
         /// Tries made while waiting for connectivity (`waitsForConnectivity`).
         var connectivity = ConnectivityRetry()
+        /// The task's retry policy and its retries so far; nil without one.
+        var retry: RetryState?
         /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
         private var usedRequestBodyStream = false
         /// Set for download tasks (from the start, or after `becomeDownload`).
@@ -172,6 +177,10 @@ final class TaskCore: Sendable {
                 lowWatermark: configuration.streamBufferLowWatermark),
             hop: HopState(request: request, credential: nil)))
         if configuration.offersTLSChallenges { offersTLS.store(true, ordering: .relaxed) }
+        if let policy = configuration.retryPolicy {
+            guarded.withLock { $0.retry = RetryState(policy) }
+            retries.store(true, ordering: .relaxed)
+        }
     }
 
     /// The task's last reference went away: nobody can pull or answer any
@@ -236,6 +245,20 @@ final class TaskCore: Sendable {
         set { offersTLS.store(newValue, ordering: .relaxed) }
     }
 
+    var retryPolicy: RetryPolicy? {
+        get { guarded.withLock { $0.retry?.policy } }
+        set {
+            guarded.withLock { guarded in
+                if let newValue {
+                    if guarded.retry == nil { guarded.retry = RetryState(newValue) } else { guarded.retry?.policy = newValue }
+                } else {
+                    guarded.retry = nil
+                }
+            }
+            retries.store(newValue != nil, ordering: .relaxed)
+        }
+    }
+
     var priority: Float {
         get { guarded.withLock { $0.priority } }
         set { guarded.withLock { $0.priority = min(max(newValue, 0), 1) } }
@@ -297,7 +320,10 @@ final class TaskCore: Sendable {
             observation?.started()
             if let refusal {
                 complete(error: refusal, metrics: nil)
-            } else if initialKind == .download {
+                return
+            }
+            if retries.load(ordering: .relaxed) { noteFirstAttempt() }
+            if initialKind == .download {
                 startDownload()
             } else {
                 startHop(originalRequest, credential: nil)
@@ -688,7 +714,7 @@ extension TaskEvent {
         case .needBodyStream(let decision): return .bodyStream(decision)
         case .willCacheResponse(let decision): return .cache(decision)
         case .data, .metrics, .uploadProgress, .downloadProgress, .downloaded, .resumed, .informationalResponse,
-            .waitingForConnectivity, .trailers:
+            .waitingForConnectivity, .trailers, .retrying:
             return nil
         }
     }

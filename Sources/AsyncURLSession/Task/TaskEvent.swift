@@ -59,6 +59,11 @@ public enum TaskEvent: Sendable {
     /// continues with the other events when a retry connects, or fails
     /// with `.timedOut` once the resource timeout has passed.
     case waitingForConnectivity
+    /// An attempt ended and, by the task's `RetryPolicy`, another follows
+    /// after `attempt.delay` seconds: what came of the last one is not
+    /// delivered (its failure, or its 429/503 response). Only tasks with a
+    /// retry policy see it.
+    case retrying(RetryAttempt)
 }
 
 /// How far a body has moved: this step, the total so far, the total expected

@@ -202,6 +202,16 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.tlsTrustRootsPEM] = newValue }
     }
 
+    /// When tasks send their request again by themselves: after a failure
+    /// before any response, or a 429/503, for requests safe to repeat (see
+    /// `RetryPolicy`). nil (the default): never, as Apple's URLSession. An
+    /// addition of this adapter; every attempt is a transaction of the
+    /// task's metrics.
+    public var retryPolicy: RetryPolicy? {
+        get { self[\.core.retryPolicy] }
+        set { self[\.core.retryPolicy] = newValue }
+    }
+
     /// Public-key pins per host (SHA-256 of the certificate's
     /// SubjectPublicKeyInfo, base64), checked after normal verification;
     /// see `SessionConfiguration.pinnedPublicKeys`. An addition of this

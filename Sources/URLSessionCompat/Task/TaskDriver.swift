@@ -121,6 +121,10 @@ struct TaskDriver: Sendable {
             await notify(URLSessionTaskDelegate.self, on: current) { delegate in
                 delegate.urlSession(session, taskIsWaitingForConnectivity: current)
             }
+        case .retrying:
+            // Apple's delegate has no call for it; the attempts show in
+            // the task's metrics (one transaction each).
+            break
         case .informationalResponse(let response):
             await notify(URLSessionTaskDelegate.self, on: current) { delegate in
                 delegate.urlSession(session, task: current, didReceiveInformationalResponse: response)

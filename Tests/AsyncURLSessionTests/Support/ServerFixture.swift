@@ -75,6 +75,8 @@ func record(_ task: SessionTask, providing body: [Data]? = nil) async -> Recorde
                 recorded.kinds.append("willCacheResponse")
             case .waitingForConnectivity:
                 recorded.kinds.append("waitingForConnectivity")
+            case .retrying(let attempt):
+                recorded.kinds.append("retrying \(attempt.attempt)")
             case .metrics(let metrics):
                 recorded.kinds.append("metrics")
                 recorded.metrics = metrics
