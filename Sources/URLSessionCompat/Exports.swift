@@ -31,6 +31,14 @@ import AsyncURLSession
 /// legacy code sets it without importing the async core.
 public typealias ClientIdentity = AsyncURLSession.ClientIdentity
 
+/// The reach types `URLSessionConfiguration`'s additions take (a Unix
+/// socket, host overrides, the local side), so legacy code sets them
+/// without importing the async core.
+public typealias UnixSocket = AsyncURLSession.UnixSocket
+public typealias HostOverride = AsyncURLSession.HostOverride
+public typealias LocalEndpoint = AsyncURLSession.LocalEndpoint
+public typealias IPVersionPolicy = AsyncURLSession.IPVersionPolicy
+
 /// A server-trust challenge's chain and default verdict
 /// (`URLProtectionSpace.serverTrust`), Linux's stand-in for `SecTrust`.
 public typealias ServerTrust = AsyncURLSession.ServerTrust
