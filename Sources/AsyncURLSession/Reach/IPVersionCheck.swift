@@ -2,9 +2,10 @@ internal import CurlEngine
 import Foundation
 
 /// A URL whose host is an IP address of the version the configuration
-/// excludes (`ipVersion`) can never connect; libcurl 7.88.1 would still
-/// connect to an IPv4 literal under CURL_IPRESOLVE_V6 (it resolves no
-/// literal, so nothing filters it). Refused before the transfer, saying so.
+/// excludes (`ipVersion`) can never connect. libcurl 7.88.1 fails such a
+/// transfer only with "Couldn't connect to server" (`curl -6
+/// http://127.0.0.1:PORT/` against a listening server), which hides why;
+/// refused before the transfer instead, saying so.
 enum IPVersionCheck {
     /// The reason `host` cannot be reached under `route`, or nil.
     static func problem(host: String, route: ConnectRoute) -> String? {
