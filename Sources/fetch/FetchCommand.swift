@@ -77,7 +77,14 @@ struct FetchCommand: AsyncParsableCommand {
     @OptionGroup(title: "Connections")
     var reach: ReachOptions
 
+    @Flag(name: [.customShort("V"), .customLong("version")], help: "Print the libcurl this runs on, its protocols and features (as curl -V), and exit.")
+    var printVersion = false
+
     func run() async throws {
+        if printVersion {
+            print(Self.versionText())
+            return
+        }
         if backgroundStatus {
             try BackgroundCommands.printStatus()
             return
@@ -154,6 +161,15 @@ struct FetchCommand: AsyncParsableCommand {
         } catch {
             throw FetchError(describing: error)
         }
+    }
+
+    /// As `curl -V`: what the libcurl loaded at run time offers.
+    static func versionText() -> String {
+        """
+        fetch (AsyncURLSession) libcurl/\(NetworkLibrary.version)\(NetworkLibrary.tlsLibrary.map { " " + $0 } ?? "")
+        Protocols: \(NetworkLibrary.protocols.joined(separator: " "))
+        Features: \(NetworkLibrary.features.joined(separator: " "))
+        """
     }
 
     static func read(file path: String, purpose: String) throws -> Data {

@@ -59,3 +59,20 @@ import TestSupport
         #expect(result.errorText.contains("example.com:443"), "\(result.errorText)")
     }
 }
+
+/// `fetch --version` prints what the libcurl loaded at run time offers.
+@Suite struct FetchVersionTests {
+    @Test func version_printsLibcurlsProtocolsAndFeatures() async throws {
+        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+            .appendingPathComponent("fetch")
+        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
+        let result = try await withTimeLimit(30) { try await ChildProcess.run(fetch.path, ["--version"]) }
+        #expect(result.status == 0, "\(result.errorText)")
+        let lines = result.outputText.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("fetch (AsyncURLSession) libcurl/") == true, "\(result.outputText)")
+        let protocols = lines.first { $0.hasPrefix("Protocols: ") }?.split(separator: " ") ?? []
+        #expect(protocols.contains("http") && protocols.contains("https"), "\(result.outputText)")
+        let features = lines.first { $0.hasPrefix("Features: ") }?.split(separator: " ") ?? []
+        #expect(features.contains("UnixSockets"), "\(result.outputText)")
+    }
+}
