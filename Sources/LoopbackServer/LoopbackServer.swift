@@ -42,8 +42,11 @@ import NIOSSL
 import Synchronization
 
 public final class LoopbackServer: Sendable {
-    /// Port the listener is bound to on 127.0.0.1 (chosen by the kernel).
+    /// Port the listener is bound to on 127.0.0.1 (chosen by the kernel);
+    /// 0 on a Unix socket.
     public let port: Int
+    /// The Unix socket listened on (`Options.unixSocketPath`), removed at shutdown.
+    public let unixSocketPath: String?
     /// "http://127.0.0.1:PORT" or "https://127.0.0.1:PORT".
     public let baseURL: URL
     /// With TLS: the self-signed certificate (PEM) a client must trust; it is its own root.
@@ -73,8 +76,10 @@ public final class LoopbackServer: Sendable {
         serverChannel: any Channel,
         registry: ConnectionRegistry,
         auth: AuthState,
-        flaky: FlakyCounters
+        flaky: FlakyCounters,
+        unixSocketPath: String?
     ) {
+        self.unixSocketPath = unixSocketPath
         self.port = port
         self.baseURL = baseURL
         self.certificatePEM = certificatePEM
@@ -97,20 +102,32 @@ public final class LoopbackServer: Sendable {
         let flaky = FlakyCounters()
         do {
             let connectionSetup = PipelineSetup(tls: tls, registry: registry, auth: auth, flaky: flaky)
-            let channel = try await ServerBootstrap(group: group)
+            let bootstrap = ServerBootstrap(group: group)
                 // Many tests open hundreds of connections at once; a short backlog would make
                 // the kernel drop SYNs and the clients retry after a second.
                 .serverChannelOption(.backlog, value: 4096)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
                 .childChannelInitializer { channel in
                     connectionSetup.configure(channel)
                 }
-                .bind(host: "127.0.0.1", port: options.port)
-                .get()
-            guard let port = channel.localAddress?.port,
-                let baseURL = URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)")
-            else {
+            let channel: any Channel
+            let port: Int
+            let baseURL: URL?
+            if let path = options.unixSocketPath {
+                // A Unix socket has no Nagle to turn off and no address to reuse.
+                channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+                port = 0
+                let host = path.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(.init(charactersIn: "-._~")))
+                baseURL = host.flatMap { URL(string: "\(tls == nil ? "http" : "https")+unix://\($0)") }
+            } else {
+                channel = try await bootstrap
+                    .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+                    .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                    .bind(host: "127.0.0.1", port: options.port)
+                    .get()
+                port = channel.localAddress?.port ?? 0
+                baseURL = port == 0 ? nil : URL(string: "\(tls == nil ? "http" : "https")://127.0.0.1:\(port)")
+            }
+            guard let baseURL else {
                 try? await channel.close()
                 throw LoopbackServerError.noLocalAddress
             }
@@ -126,7 +143,8 @@ public final class LoopbackServer: Sendable {
                 serverChannel: channel,
                 registry: registry,
                 auth: auth,
-                flaky: flaky
+                flaky: flaky,
+                unixSocketPath: options.unixSocketPath
             )
         } catch {
             try? await group.shutdownGracefully()
@@ -179,6 +197,7 @@ public final class LoopbackServer: Sendable {
         // Close the listener first so no connection slips in between the two steps; the
         // registry refuses (closes) any connection that is still being set up.
         try? await serverChannel.close()
+        if let unixSocketPath { unlink(unixSocketPath) }
         let connections = registry.closeRegistration()
         for connection in connections {
             connection.close(promise: nil)

@@ -18,12 +18,18 @@ extension LoopbackServer {
         /// With `tls`: complete only handshakes in which the client presents
         /// the identity the server generated (`clientIdentityPEM`).
         public var requireClientCertificate: Bool
+        /// Listen on this Unix domain socket path instead of TCP on
+        /// 127.0.0.1 (a file it replaces and removes at shutdown; at most
+        /// 107 bytes). `baseURL` is then `http+unix://` with the path
+        /// percent-encoded as its host, and `port` is 0.
+        public var unixSocketPath: String?
 
         public init(
             tls: Bool = false, http2: Bool = true, certificate: CertificateKind = .valid, tls12Only: Bool = false,
-            port: Int = 0, requireClientCertificate: Bool = false
+            port: Int = 0, requireClientCertificate: Bool = false, unixSocketPath: String? = nil
         ) {
             self.requireClientCertificate = requireClientCertificate
+            self.unixSocketPath = unixSocketPath
             self.tls = tls
             self.http2 = http2
             self.certificate = certificate

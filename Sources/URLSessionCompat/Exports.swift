@@ -35,6 +35,13 @@ public typealias ClientIdentity = AsyncURLSession.ClientIdentity
 /// budget, so legacy code sets them without importing the async core.
 public typealias RetryPolicy = AsyncURLSession.RetryPolicy
 public typealias RetryBudget = AsyncURLSession.RetryBudget
+/// The reach types `URLSessionConfiguration`'s additions take (a Unix
+/// socket, host overrides, the local side), so legacy code sets them
+/// without importing the async core.
+public typealias UnixSocket = AsyncURLSession.UnixSocket
+public typealias HostOverride = AsyncURLSession.HostOverride
+public typealias LocalEndpoint = AsyncURLSession.LocalEndpoint
+public typealias IPVersionPolicy = AsyncURLSession.IPVersionPolicy
 
 /// A server-trust challenge's chain and default verdict
 /// (`URLProtectionSpace.serverTrust`), Linux's stand-in for `SecTrust`.

@@ -1,6 +1,7 @@
 // fetch: a curl-like command line client on AsyncURLSession.
 //
 //   fetch URL [-o FILE] [-X METHOD] [-H 'Name: value']... [-d DATA] [--events] [--trace]
+//             [--resolve H:P:ADDR] [--connect-to H:P:H2:P2] [--unix-socket PATH] [--interface IF] [-4|-6]
 //   fetch --background URL [-o FILE]     (the agent downloads it; fetch returns)
 //   fetch --background-status            (this user's background transfers)
 //   fetch --session ID URL -o FILE       (a background session's download, waited for;
@@ -22,7 +23,7 @@ struct FetchCommand: AsyncParsableCommand {
             and demonstrates a few transfers against it.
             """)
 
-    @Argument(help: "The http or https URL to fetch. Omit it to run the loopback demo.")
+    @Argument(help: "The http, https, http+unix or https+unix URL to fetch. Omit it to run the loopback demo.")
     var url: String?
 
     @Option(name: .shortAndLong, help: "Write the body to this file instead of standard output.")
@@ -73,7 +74,17 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(name: .customLong("session"), help: "Download through the background session with this identifier and wait for it (with -o FILE). Killed or interrupted, the download goes on in the agent; run fetch --session ID -o FILE without a URL to take it up.")
     var backgroundSession: String?
 
+    @OptionGroup(title: "Connections")
+    var reach: ReachOptions
+
+    @Flag(name: [.customShort("V"), .customLong("version")], help: "Print the libcurl this runs on, its protocols and features (as curl -V), and exit.")
+    var printVersion = false
+
     func run() async throws {
+        if printVersion {
+            print(Self.versionText())
+            return
+        }
         if backgroundStatus {
             try BackgroundCommands.printStatus()
             return
@@ -105,6 +116,7 @@ struct FetchCommand: AsyncParsableCommand {
                 url: url, method: method, headers: headers, data: data)
             var configuration = SessionConfiguration.ephemeral
             if let timeout { configuration.timeoutIntervalForRequest = timeout }
+            try reach.apply(to: &configuration)
             if let cacert {
                 configuration.tlsTrustRootsPEM = try Self.read(file: cacert, purpose: "the --cacert file")
             }
@@ -149,6 +161,15 @@ struct FetchCommand: AsyncParsableCommand {
         } catch {
             throw FetchError(describing: error)
         }
+    }
+
+    /// As `curl -V`: what the libcurl loaded at run time offers.
+    static func versionText() -> String {
+        """
+        fetch (AsyncURLSession) libcurl/\(NetworkLibrary.version)\(NetworkLibrary.tlsLibrary.map { " " + $0 } ?? "")
+        Protocols: \(NetworkLibrary.protocols.joined(separator: " "))
+        Features: \(NetworkLibrary.features.joined(separator: " "))
+        """
     }
 
     static func read(file path: String, purpose: String) throws -> Data {

@@ -264,7 +264,7 @@ final class RawConnection<Client: RawConnectionClient>: TransferDelegate, RawStr
                 case .success(let prepared) = RequestPreparation.transferRequest(
                     for: request, configuration: context.configuration, body: .none,
                     tlsChallenges: tlsChallenges.hop(for: target, remembered: context.tlsChallengeAnswers),
-                    connectOnly: true)
+                    connectOnly: true, route: context.connectRoute)
             else { return .badTarget }
             let id = engine.makeTransferID(for: prepared.url, in: context.placement)
             guarded.machine.connecting(id)

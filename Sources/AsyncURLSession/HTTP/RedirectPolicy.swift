@@ -45,7 +45,13 @@ enum RedirectPolicy {
             !location.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }),
             let next = URL(string: location, relativeTo: current)?.absoluteURL
         else { return .unusable(reason: "the Location header is not a URL") }
-        guard let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https",
+        // A Unix socket URL only from a response that came over that same
+        // socket: a server elsewhere must not send a client into a local
+        // socket (the Docker API's, say).
+        guard let scheme = next.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
+                || (UnixSocketURL.isUnixScheme(scheme) && UnixSocketURL.isUnixScheme(current.scheme)
+                    && next.host(percentEncoded: true) == current.host(percentEncoded: true)),
             let host = next.host, !host.isEmpty
         else {
             // Never followed and never rewritten into a request to this server.

@@ -26,24 +26,42 @@ enum RequestPreparation {
     static func transferRequest(
         for request: URLRequest, configuration: SessionConfiguration, credential: HopCredential? = nil,
         body: TransferRequest.Body, crossOrigin: Bool = false, tlsChallenges: TLSChallengeHop? = nil,
-        proxyCredential: HopCredential? = nil, connectOnly: Bool = false
+        proxyCredential: HopCredential? = nil, connectOnly: Bool = false, route: ConnectRoute? = nil,
+        unixSocket: UnixSocket? = nil
     ) -> Result<TransferRequest, URLError> {
         guard let url = request.url else {
             return .failure(URLError.make(
                 .unsupportedURL, url: nil, reason: "The request has no URL: give it an http or https URL."))
         }
-        let urlString = withoutUserInfo(url)
+        var urlString = withoutUserInfo(url)
+        var route = route
         // The scheme from the absolute string and the host still encoded:
         // Foundation's `scheme` and `host` getters build (and percent-decode)
         // new strings, over half of this function's samples per request in
         // `perf`, for checks that need neither.
-        guard urlString.hasPrefixIgnoringASCIICase("http:") || urlString.hasPrefixIgnoringASCIICase("https:") else {
+        if urlString.hasPrefixIgnoringASCIICase("http:") || urlString.hasPrefixIgnoringASCIICase("https:") {
+            // A task's own socket (`SessionTask.unixSocket`) over the session's.
+            if let unixSocket {
+                route = (route ?? ConnectRoute()).with(unixSocketPath: unixSocket.path, isAbstract: unixSocket.isAbstract)
+            }
+        } else if urlString.hasPrefixIgnoringASCIICase("http+unix:") || urlString.hasPrefixIgnoringASCIICase("https+unix:") {
+            switch UnixSocketURL.split(urlString) {
+            case .success(let split):
+                urlString = split.curlURL
+                route = (route ?? ConnectRoute()).with(unixSocketPath: split.socket.path, isAbstract: split.socket.isAbstract)
+            case .failure(let unusable):
+                return .failure(URLError.make(.badURL, url: urlString, reason: unusable.reason))
+            }
+        } else {
             return .failure(URLError.make(
                 .unsupportedURL, url: urlString,
-                reason: "Only http and https URLs are supported, not '\(url.scheme ?? "")'."))
+                reason: "Only http, https, http+unix and https+unix URLs are supported, not '\(url.scheme ?? "")'."))
         }
         guard let host = url.host(percentEncoded: true), !host.isEmpty else {
             return .failure(URLError.make(.badURL, url: urlString, reason: "The URL has no host."))
+        }
+        if let route, let problem = IPVersionCheck.problem(host: host, route: route) {
+            return .failure(URLError.make(.cannotConnectToHost, url: urlString, reason: problem))
         }
         let method = request.httpMethod ?? "GET"
         guard HeaderValidation.isToken(method) else {
@@ -139,7 +157,9 @@ enum RequestPreparation {
             pinnedPublicKey: pinnedPublicKey,
             clientCertificate: clientCertificate,
             tlsChallenges: tlsChallenges?.check,
-            proxy: configuration.proxy.flatMap { proxyRoute(for: url, in: $0, credential: proxyCredential) },
+            // A Unix socket is the way to the server: no proxy in between.
+            proxy: route?.unixSocketPath != nil
+                ? nil : configuration.proxy.flatMap { proxyRoute(for: url, in: $0, credential: proxyCredential) },
             connectOnly: connectOnly,
             decompressionLimit: configuration.maximumDecompressionRatio > 0
                 ? DecompressionLimit(
@@ -148,7 +168,8 @@ enum RequestPreparation {
                 : nil,
             acceptEncoding: acceptEncoding,
             userAgent: hasUserAgent ? nil : "AsyncURLSession",
-            authentication: credential.flatMap(authentication(for:))))
+            authentication: credential.flatMap(authentication(for:)),
+            route: route))
     }
 
     /// libcurl's CURLOPT_PINNEDPUBLICKEY value for an https URL whose host

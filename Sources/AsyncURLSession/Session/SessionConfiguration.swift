@@ -232,6 +232,31 @@ public struct SessionConfiguration: Sendable {
     /// ask: `proxy = .fromEnvironment()`.
     public var proxy: ProxyConfiguration?
 
+    /// Where connections for a host and port go instead of the URL's
+    /// (curl's `--resolve` and `--connect-to`), while the request, SNI and
+    /// certificate verification stay for the URL's name. Empty (the
+    /// default): none, at no cost. See `HostOverride`.
+    public var hostOverrides: [HostOverride] = []
+
+    /// A Unix domain socket every request of the session goes over instead
+    /// of TCP (the URL's host is then only a name: Host header, TLS name,
+    /// storage keys); nil (the default): TCP. A request's `http+unix://`
+    /// URL or `SessionTask.unixSocket` wins. See `UnixSocket`.
+    public var unixSocket: UnixSocket?
+
+    /// The interface or local address connections are made from; nil (the
+    /// default): the system's choice.
+    public var localEndpoint: LocalEndpoint?
+
+    /// Which IP versions connections may use (`.any`, the default; `.v4Only`,
+    /// `.v6Only`).
+    public var ipVersion: IPVersionPolicy = .any
+
+    /// How long a connection attempt over the first IP version runs before
+    /// one over the other starts beside it (Happy Eyeballs, RFC 8305); nil
+    /// (the default): libcurl's 200 ms.
+    public var happyEyeballsDelay: TimeInterval?
+
     /// Whether new TLS connections offer TLS challenges before a byte of the
     /// request is sent, to the task's handler, the session's, then
     /// `task.events`:

@@ -17,6 +17,9 @@ final class SessionContext: Sendable {
     /// Which engine thread each of the session's transfers runs on.
     let placement: TransferPlacement
     let configuration: SessionConfiguration
+    /// The configuration's host overrides, Unix socket and local side for
+    /// the engine, made once (nil when it sets none: requests carry nothing).
+    let connectRoute: ConnectRoute?
     let isShared: Bool
     /// Session-level decision handler, asked after a task's own.
     let delegate: (any SessionTaskDelegate)?
@@ -57,6 +60,7 @@ final class SessionContext: Sendable {
 
     init(configuration: SessionConfiguration, delegate: (any SessionTaskDelegate)?, isShared: Bool) {
         self.configuration = configuration
+        connectRoute = configuration.makeConnectRoute()
         self.delegate = delegate
         self.isShared = isShared
         if let identifier = configuration.backgroundIdentifier {

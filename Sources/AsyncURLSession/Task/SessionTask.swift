@@ -94,6 +94,15 @@ public final class SessionTask: Sendable {
         set { core.retryPolicy = newValue }
     }
 
+    /// The Unix domain socket this task's http and https requests go over
+    /// (its redirects too), instead of the session's `unixSocket` or TCP;
+    /// nil (the default): the session's. An `http+unix://` URL names its
+    /// own socket and ignores this. Set it before `resume()`.
+    public var unixSocket: UnixSocket? {
+        get { core.unixSocket }
+        set { core.unixSocket = newValue }
+    }
+
     public var taskDescription: String? {
         get { core.taskDescription }
         set { core.taskDescription = newValue }

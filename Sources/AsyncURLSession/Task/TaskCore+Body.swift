@@ -159,7 +159,8 @@ extension TaskCore {
         let proxyCredential = configuration.proxy == nil ? nil : self.proxyCredential()
         let prepared = RequestPreparation.transferRequest(
             for: sent, configuration: configuration, credential: credential, body: body, crossOrigin: crossOrigin,
-            tlsChallenges: tlsChallengeHop(for: sent), proxyCredential: proxyCredential)
+            tlsChallenges: tlsChallengeHop(for: sent), proxyCredential: proxyCredential, route: context.connectRoute,
+            unixSocket: unixSocket)
         guard case .success(let transferRequest) = prepared else {
             if case .stream(let stream, _) = body { stream.finish() }
             if case .failure(let error) = prepared { completeWithTransactions(error: error) }

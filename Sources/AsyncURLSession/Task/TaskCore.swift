@@ -259,6 +259,19 @@ final class TaskCore: Sendable {
         }
     }
 
+    /// See `SessionTask.unixSocket`. Behind a flag, so that a hop of a task
+    /// without a socket of its own (nearly all) takes no lock for it.
+    private let hasOwnUnixSocket = Atomic<Bool>(false)
+    private let ownUnixSocket = Mutex<UnixSocket?>(nil)
+
+    var unixSocket: UnixSocket? {
+        get { hasOwnUnixSocket.load(ordering: .acquiring) ? ownUnixSocket.withLock { $0 } : nil }
+        set {
+            ownUnixSocket.withLock { $0 = newValue }
+            hasOwnUnixSocket.store(newValue != nil, ordering: .releasing)
+        }
+    }
+
     var priority: Float {
         get { guarded.withLock { $0.priority } }
         set { guarded.withLock { $0.priority = min(max(newValue, 0), 1) } }

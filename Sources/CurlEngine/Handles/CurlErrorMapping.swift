@@ -103,6 +103,10 @@ package struct CurlFailure {
             return .userAuthenticationRequired
         case CURLE_REMOTE_ACCESS_DENIED:
             return .noPermissionsToReadFile
+        case CURLE_INTERFACE_FAILED:
+            // The local side (CURLOPT_INTERFACE) could not be bound: no
+            // connection can be made from there.
+            return .cannotConnectToHost
         default:
             return .unknown
         }

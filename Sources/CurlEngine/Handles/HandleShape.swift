@@ -33,6 +33,10 @@ final class HandleShape {
     let pinnedPublicKey: String?
     let clientCertificate: ClientCertificate?
     let proxy: ProxyRoute?
+    /// Its options (RESOLVE, CONNECT_TO, UNIX_SOCKET_PATH, INTERFACE, ...)
+    /// stay on the handle until a reset, so a handle that held one serves
+    /// only transfers with an equal route.
+    let route: ConnectRoute?
 
     /// Nil for a request whose handle must always start from a reset.
     init?(_ request: TransferRequest) {
@@ -49,6 +53,7 @@ final class HandleShape {
         pinnedPublicKey = request.pinnedPublicKey
         clientCertificate = request.clientCertificate
         proxy = request.proxy
+        route = request.route
     }
 
     /// Whether a handle of this shape holds every shape option `request` needs.
@@ -59,6 +64,7 @@ final class HandleShape {
             && resourceTimeout == request.resourceTimeout && trustRootsPEM == request.trustRootsPEM
             && tlsVersions == request.tlsVersions && pinnedPublicKey == request.pinnedPublicKey
             && clientCertificate == request.clientCertificate && proxy == request.proxy
+            && route == request.route
     }
 
     /// False for a request whose handle must always start from a reset.

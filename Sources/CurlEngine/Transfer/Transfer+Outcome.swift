@@ -42,7 +42,8 @@ extension Transfer {
             verifyResult: easy.info(long: CURLINFO_SSL_VERIFYRESULT) ?? 0,
             receivedResponse: head != nil,
             connected: metrics.connect != nil,
-            message: easy.errorMessage ?? String(cString: curl_easy_strerror(code)),
+            message: routeFailureMessage(code)
+                ?? easy.errorMessage ?? String(cString: curl_easy_strerror(code)),
             url: request.url)
         return TransferOutcome(error: failure.urlError(), metrics: metrics)
     }

@@ -252,6 +252,7 @@ final class Transfer {
         // applies a configuration's exceptions itself.
         check(handle.set(CURLOPT_NOPROXY, ""))
         if let proxy = request.proxy { configureProxy(proxy, check) }
+        if let route = request.route { configureRoute(route, check) }
         // Wait for a pending connection that may multiplex instead of opening
         // one per request (LIBCURL-NOTES §4). Only TLS can negotiate h2 here (no
         // h2c): on cleartext it would only make requests queue behind a busy

@@ -71,6 +71,9 @@ package final class TransferRequest: Sendable {
     /// list to build, scan for each header it adds, and free per request.
     package let userAgent: String?
     package let authentication: Authentication?
+    /// Host overrides, a Unix socket, the local side; nil (the common case):
+    /// the URL's host, resolved and reached the usual way.
+    package let route: ConnectRoute?
 
     package init(
         url: String,
@@ -89,7 +92,8 @@ package final class TransferRequest: Sendable {
         decompressionLimit: DecompressionLimit? = nil,
         acceptEncoding: String?,
         userAgent: String? = nil,
-        authentication: Authentication? = nil
+        authentication: Authentication? = nil,
+        route: ConnectRoute? = nil
     ) {
         self.url = url
         self.method = method
@@ -108,6 +112,7 @@ package final class TransferRequest: Sendable {
         self.acceptEncoding = acceptEncoding
         self.userAgent = userAgent
         self.authentication = authentication
+        self.route = route
     }
 
     /// Bytes the body will send, or nil when unknown.

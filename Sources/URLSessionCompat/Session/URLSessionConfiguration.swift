@@ -212,6 +212,37 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.retryPolicy] = newValue }
     }
 
+    /// A Unix domain socket every request goes over instead of TCP (the
+    /// Docker Engine API's `/var/run/docker.sock`, say); see
+    /// `SessionConfiguration.unixSocket`. An addition of this adapter, as
+    /// are `http+unix://` URLs (the socket's percent-encoded path as host).
+    public var unixSocket: UnixSocket? {
+        get { self[\.core.unixSocket] }
+        set { self[\.core.unixSocket] = newValue }
+    }
+
+    /// Where connections for a host and port go instead (curl's
+    /// `--resolve`, `--connect-to`), names and TLS checks unchanged; see
+    /// `SessionConfiguration.hostOverrides`. An addition of this adapter.
+    public var hostOverrides: [HostOverride] {
+        get { self[\.core.hostOverrides] }
+        set { self[\.core.hostOverrides] = newValue }
+    }
+
+    /// The interface or local address connections are made from; see
+    /// `SessionConfiguration.localEndpoint`. An addition of this adapter.
+    public var localEndpoint: LocalEndpoint? {
+        get { self[\.core.localEndpoint] }
+        set { self[\.core.localEndpoint] = newValue }
+    }
+
+    /// IPv4 only, IPv6 only, or both; see `SessionConfiguration.ipVersion`.
+    /// An addition of this adapter.
+    public var ipVersion: IPVersionPolicy {
+        get { self[\.core.ipVersion] }
+        set { self[\.core.ipVersion] = newValue }
+    }
+
     /// Public-key pins per host (SHA-256 of the certificate's
     /// SubjectPublicKeyInfo, base64), checked after normal verification;
     /// see `SessionConfiguration.pinnedPublicKeys`. An addition of this
