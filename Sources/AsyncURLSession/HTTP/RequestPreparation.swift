@@ -152,6 +152,7 @@ enum RequestPreparation {
             body: body,
             idleTimeout: idle,
             resourceTimeout: configuration.timeoutIntervalForResource,
+            connectTimeout: configuration.timeoutIntervalForConnect,
             trustRootsPEM: configuration.tlsTrustRootsPEM,
             tlsVersions: tlsVersions,
             pinnedPublicKey: pinnedPublicKey,

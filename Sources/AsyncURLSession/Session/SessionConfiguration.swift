@@ -52,6 +52,13 @@ public struct SessionConfiguration: Sendable {
     /// Seconds a whole transfer may take, pauses included, before it fails
     /// with `URLError(.timedOut)`. Default: 7 days, as URLSession.
     public var timeoutIntervalForResource: TimeInterval = 7 * 24 * 60 * 60
+    /// Seconds to connect (DNS, TCP, a proxy's tunnel, TLS) before the
+    /// attempt fails with `.timedOut`; nil (the default): the request
+    /// timeout, as URLSession. Shorter than the request timeout, it gives
+    /// up on an unreachable host early while a slow response may still take
+    /// its time (and a `retryPolicy` retries it). Longer, it is bounded by
+    /// the request timeout: connecting is idle time too.
+    public var timeoutIntervalForConnect: TimeInterval?
 
     /// Connections open at once to one host (HTTP/1.1); further requests wait
     /// for a free connection. HTTP/2 multiplexes on one connection instead

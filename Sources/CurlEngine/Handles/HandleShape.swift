@@ -27,6 +27,7 @@ final class HandleShape {
     let acceptEncoding: String?
     let userAgent: String?
     let idleTimeout: Double
+    let connectTimeout: Double
     let resourceTimeout: Double
     let trustRootsPEM: Data?
     let tlsVersions: TLSVersionBounds
@@ -47,6 +48,7 @@ final class HandleShape {
         acceptEncoding = request.acceptEncoding
         userAgent = request.userAgent
         idleTimeout = request.idleTimeout
+        connectTimeout = request.connectTimeout
         resourceTimeout = request.resourceTimeout
         trustRootsPEM = request.trustRootsPEM
         tlsVersions = request.tlsVersions
@@ -61,6 +63,7 @@ final class HandleShape {
         Self.isReusable(request) && method == request.method && hasBody == Self.hasBody(request)
             && usesTLS == Self.usesTLS(request) && acceptEncoding == request.acceptEncoding
             && userAgent == request.userAgent && idleTimeout == request.idleTimeout
+            && connectTimeout == request.connectTimeout
             && resourceTimeout == request.resourceTimeout && trustRootsPEM == request.trustRootsPEM
             && tlsVersions == request.tlsVersions && pinnedPublicKey == request.pinnedPublicKey
             && clientCertificate == request.clientCertificate && proxy == request.proxy

@@ -280,8 +280,8 @@ final class Transfer {
         if request.resourceTimeout > 0, request.resourceTimeout.isFinite {
             check(handle.set(CURLOPT_TIMEOUT_MS, Self.milliseconds(request.resourceTimeout)))
         }
-        if request.idleTimeout > 0, request.idleTimeout.isFinite {
-            check(handle.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.idleTimeout)))
+        if request.connectTimeout > 0, request.connectTimeout.isFinite {
+            check(handle.set(CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout)))
         }
         if !request.tlsVersions.isDefault {
             check(handle.set(CURLOPT_SSLVERSION, request.tlsVersions.curlValue))

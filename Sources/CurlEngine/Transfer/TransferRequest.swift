@@ -45,6 +45,9 @@ package final class TransferRequest: Sendable {
     package let idleTimeout: Double
     /// Whole-transfer limit (URLSession's `timeoutIntervalForResource`).
     package let resourceTimeout: Double
+    /// Seconds to connect (TCP, proxy, TLS) before `.timedOut`; the idle
+    /// timeout unless the configuration sets its own.
+    package let connectTimeout: Double
     /// PEM certificates trusted instead of the system bundle, if set.
     package let trustRootsPEM: Data?
     /// The TLS versions an https transfer may negotiate.
@@ -82,6 +85,7 @@ package final class TransferRequest: Sendable {
         body: Body,
         idleTimeout: Double,
         resourceTimeout: Double,
+        connectTimeout: Double? = nil,
         trustRootsPEM: Data?,
         tlsVersions: TLSVersionBounds = TLSVersionBounds(),
         pinnedPublicKey: String? = nil,
@@ -101,6 +105,7 @@ package final class TransferRequest: Sendable {
         self.body = body
         self.idleTimeout = idleTimeout
         self.resourceTimeout = resourceTimeout
+        self.connectTimeout = connectTimeout ?? idleTimeout
         self.trustRootsPEM = trustRootsPEM
         self.tlsVersions = tlsVersions
         self.pinnedPublicKey = pinnedPublicKey

@@ -153,6 +153,14 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.timeoutIntervalForResource] = newValue }
     }
 
+    /// Seconds to connect before an attempt fails with `.timedOut`; nil
+    /// (the default): `timeoutIntervalForRequest`, as Apple's. An addition
+    /// of this adapter (see `SessionConfiguration.timeoutIntervalForConnect`).
+    public var timeoutIntervalForConnect: TimeInterval? {
+        get { self[\.core.timeoutIntervalForConnect] }
+        set { self[\.core.timeoutIntervalForConnect] = newValue }
+    }
+
     open var httpMaximumConnectionsPerHost: Int {
         get { self[\.core.httpMaximumConnectionsPerHost] }
         set { self[\.core.httpMaximumConnectionsPerHost] = newValue }
