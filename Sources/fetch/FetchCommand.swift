@@ -1,6 +1,7 @@
 // fetch: a curl-like command line client on AsyncURLSession.
 //
 //   fetch URL [-o FILE] [-X METHOD] [-H 'Name: value']... [-d DATA] [--events] [--trace]
+//             [--retry N] [--retry-max-time S] [--retry-delay S] [--connect-timeout S]
 //             [--resolve H:P:ADDR] [--connect-to H:P:H2:P2] [--unix-socket PATH] [--interface IF] [-4|-6]
 //   fetch --background URL [-o FILE]     (the agent downloads it; fetch returns)
 //   fetch --background-status            (this user's background transfers)
@@ -77,6 +78,9 @@ struct FetchCommand: AsyncParsableCommand {
     @OptionGroup(title: "Connections")
     var reach: ReachOptions
 
+    @OptionGroup(title: "Retries")
+    var retry: RetryOptions
+
     @Flag(name: [.customShort("V"), .customLong("version")], help: "Print the libcurl this runs on, its protocols and features (as curl -V), and exit.")
     var printVersion = false
 
@@ -117,6 +121,7 @@ struct FetchCommand: AsyncParsableCommand {
             var configuration = SessionConfiguration.ephemeral
             if let timeout { configuration.timeoutIntervalForRequest = timeout }
             try reach.apply(to: &configuration)
+            retry.apply(to: &configuration)
             if let cacert {
                 configuration.tlsTrustRootsPEM = try Self.read(file: cacert, purpose: "the --cacert file")
             }
