@@ -223,6 +223,11 @@ public struct SessionConfiguration: Sendable {
     /// URLSession. A task's own `SessionTask.retryPolicy` starts as this.
     public var retryPolicy: RetryPolicy?
 
+    /// Interceptors around every task's requests and responses, in order
+    /// (see `RequestMiddleware`); a task's own (`SessionTask.middleware`)
+    /// run inside these. None by default, and none costs nothing.
+    public var middleware: [any RequestMiddleware] = []
+
     /// For the classic adapter: FoundationNetworking's redirect rules (305
     /// and 306 followed as 307, a 303 turns HEAD into GET too) instead of
     /// RFC 9110's and fetch's, so code written against it behaves the same.

@@ -94,6 +94,13 @@ public final class SessionTask: Sendable {
         set { core.retryPolicy = newValue }
     }
 
+    /// This task's own interceptors (see `RequestMiddleware`), run inside
+    /// the session's `middleware`. Set them before `resume()`.
+    public var middleware: [any RequestMiddleware] {
+        get { core.middleware }
+        set { core.middleware = newValue }
+    }
+
     /// The Unix domain socket this task's http and https requests go over
     /// (its redirects too), instead of the session's `unixSocket` or TCP;
     /// nil (the default): the session's. An `http+unix://` URL names its

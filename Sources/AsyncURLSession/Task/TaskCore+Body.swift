@@ -47,8 +47,9 @@ extension TaskCore {
         return false
     }
 
-    /// Starts a hop: finds its body (asking for a stream if needed), then the transfer.
-    func startHop(_ request: URLRequest, credential: HopCredential?) {
+    /// Starts a hop whose request the middleware prepared (`startHop`):
+    /// finds its body (asking for a stream if needed), then the transfer.
+    func startPreparedHop(_ request: URLRequest, credential: HopCredential?) {
         let request = hstsUpgraded(request)
         switch hopBody(for: request) {
         case .ready(let body):

@@ -27,7 +27,7 @@ extension TaskCore {
         // or HSTS policy to store, nobody logging, tracing or asked first):
         // a collected body's response is then published under the same lock.
         let publishesAtOnce = !head.hasSetCookie && !head.hasStrictTransportSecurity && log == nil
-            && observation == nil && !hasHandlers
+            && observation == nil && !hasHandlers && !usesMiddleware.load(ordering: .relaxed)
         var publishedAtOnce: PublishedResponse?
         /// What one lock acquisition learns of the hop (see `HeadCheck`).
         guard let check = guarded.withLock({ guarded -> HeadCheck? in
@@ -291,6 +291,7 @@ extension TaskCore {
     /// - Parameter consumer: who the response goes to, when the caller read
     ///   it under a lock it took anyway; nil to read it here.
     func deliverFinalResponse(_ source: ResponseSource, heldBody: Data?, consumer: PublishedConsumer? = nil) {
+        if inspectBeforeDelivering(source, heldBody: heldBody) { return }
         guard hasHandlers else {
             // Made in publishResponse, and only for an events consumer.
             publishResponse(source, decision: nil, heldBody: heldBody, afterHandlers: false, consumer: consumer)
@@ -321,7 +322,7 @@ extension TaskCore {
     ///   none, and then one is made only for an events consumer. A collecting
     ///   consumer answers nothing (its decision took `.allow` at once), so
     ///   `data(for:)` skips three allocations and a closure per request.
-    private func publishResponse(
+    func publishResponse(
         _ source: ResponseSource, decision handed: ResponseDecision?, heldBody: Data?, afterHandlers: Bool,
         consumer: PublishedConsumer? = nil
     ) {

@@ -44,6 +44,9 @@ final class TaskCore: Sendable {
     /// Set while the task has a retry policy (`Guarded.retry`): read without
     /// the lock where a task without one must not pay for asking.
     let retries = Atomic<Bool>(false)
+    /// Set while the task has middleware (the session's or its own): read
+    /// without the lock for every hop and delivered response.
+    let usesMiddleware = Atomic<Bool>(false)
     /// For a download made from resume data.
     let resumeFrom: ResumeData?
     let createdAt = Date()
@@ -92,6 +95,8 @@ final class TaskCore: Sendable {
         var connectivity = ConnectivityRetry()
         /// The task's retry policy and its retries so far; nil without one.
         var retry: RetryState?
+        /// The task's own middleware, its attempts, and the one it waits for.
+        var middleware = MiddlewareState()
         /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
         private var usedRequestBodyStream = false
         /// Set for download tasks (from the start, or after `becomeDownload`).
@@ -177,6 +182,7 @@ final class TaskCore: Sendable {
                 lowWatermark: configuration.streamBufferLowWatermark),
             hop: HopState(request: request, credential: nil)))
         if configuration.offersTLSChallenges { offersTLS.store(true, ordering: .relaxed) }
+        if !configuration.middleware.isEmpty { usesMiddleware.store(true, ordering: .relaxed) }
         if let policy = configuration.retryPolicy {
             guarded.withLock { $0.retry = RetryState(policy) }
             retries.store(true, ordering: .relaxed)
@@ -272,6 +278,14 @@ final class TaskCore: Sendable {
         }
     }
 
+    var middleware: [any RequestMiddleware] {
+        get { guarded.withLock { $0.middleware.taskLayers } }
+        set {
+            guarded.withLock { $0.middleware.taskLayers = newValue }
+            usesMiddleware.store(!newValue.isEmpty || !context.configuration.middleware.isEmpty, ordering: .relaxed)
+        }
+    }
+
     var priority: Float {
         get { guarded.withLock { $0.priority } }
         set { guarded.withLock { $0.priority = min(max(newValue, 0), 1) } }
@@ -359,6 +373,9 @@ final class TaskCore: Sendable {
         // Apple's description of a cancelled task, word for word: legacy
         // code and test suites compare it.
         let error = URLError.make(.cancelled, url: failingURLString, reason: "cancelled")
+        // A middleware the task waits for hears of it (its Swift task is
+        // cancelled); the task ends now either way.
+        if usesMiddleware.load(ordering: .relaxed) { guarded.withLock { $0.middleware.takeWaiting() }?.cancel() }
         let (action, exchange, wake) = guarded.withLock {
             guarded -> (TaskPipeline.CancelAction, (any HopExchange)?, Wake?) in
             let action = guarded.pipeline.cancel(error: error)

@@ -1,0 +1,138 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The task's middleware (`RequestMiddleware`): each attempt's request goes
+/// through the chain's `prepare` before it starts, and the response the
+/// task is about to deliver through its `inspect`, while the body waits
+/// behind the pipeline's gate. A task without middleware never comes here
+/// (`usesMiddleware` is false): one relaxed load per hop.
+extension TaskCore {
+    /// Starts a hop with `request`, after the middleware prepared it.
+    func startHop(_ request: URLRequest, credential: HopCredential?) {
+        guard usesMiddleware.load(ordering: .relaxed) else {
+            startPreparedHop(request, credential: credential)
+            return
+        }
+        let (chain, attempt) = guarded.withLock { guarded in
+            (middlewareChain(guarded), guarded.middleware.attemptStarts())
+        }
+        let context = MiddlewareAttempt(number: attempt, taskIdentifier: identifier, originalRequest: originalRequest)
+        whileMiddlewareRuns { [self] in
+            do {
+                switch try await chain.prepare(request, attempt: context) {
+                case .send(let prepared):
+                    startPreparedHop(prepared, credential: credential)
+                case .respond(let response, let body):
+                    log?.hop(request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "-", via: "middleware", headers: [])
+                    launchLocalHop(
+                        request, responder: CannedResponder(response: response, body: body), cache: nil,
+                        credential: credential)
+                }
+            } catch {
+                if !hasEnded { completeWithTransactions(error: MiddlewareChain.failure(error, url: failingURLString)) }
+            }
+        }
+    }
+
+    /// The response about to be delivered goes through the chain's
+    /// `inspect` first; its body waits behind the closed gate (and the
+    /// hop's end, if it comes, waits for the publication).
+    /// Returns false when the task has no middleware (deliver as usual).
+    func inspectBeforeDelivering(_ source: ResponseSource, heldBody: Data?) -> Bool {
+        guard usesMiddleware.load(ordering: .relaxed) else { return false }
+        guard let response = source.response else { return false }
+        let (chain, attempt, request, hop) = guarded.withLock { guarded in
+            guarded.pipeline.closeBodyGate()
+            guarded.publication.handlersStarted()
+            return (middlewareChain(guarded), guarded.middleware.currentAttempt, guarded.hop.request, guarded.transferID)
+        }
+        let context = MiddlewareAttempt(number: attempt, taskIdentifier: identifier, originalRequest: originalRequest)
+        whileMiddlewareRuns { [self] in
+            let step: MiddlewareResponseStep
+            do {
+                step = try await chain.inspect(response, request: request, attempt: context)
+            } catch {
+                endInspection(failing: MiddlewareChain.failure(error, url: failingURLString))
+                return
+            }
+            if let cancellation = guarded.withLock({ $0.pipeline.isCanceling ? $0.pipeline.cancellation : nil }) {
+                endInspection(failing: cancellation)
+                return
+            }
+            switch step {
+            case .accept:
+                deliverAfterMiddleware(source, heldBody: heldBody)
+            case .retry(let next):
+                abandonHop(hop, for: next)
+            }
+        }
+        return true
+    }
+
+    /// The session's layers, then the task's.
+    private func middlewareChain(_ guarded: borrowing Guarded) -> MiddlewareChain {
+        MiddlewareChain(layers: context.configuration.middleware + guarded.middleware.taskLayers)
+    }
+
+    /// Runs `body` in a Swift task that `cancel()` cancels.
+    private func whileMiddlewareRuns(_ body: @escaping @Sendable () async -> Void) {
+        let running = Task { await body() }
+        let cancelled = guarded.withLock { guarded in
+            guarded.middleware.waits(on: running)
+            return guarded.pipeline.isCanceling || hasEnded
+        }
+        if cancelled { running.cancel() }
+    }
+
+    /// Inspection ended the task: the hop is stopped with `error` (or, if
+    /// it ended meanwhile, the task ends here).
+    private func endInspection(failing error: URLError) {
+        let (pending, exchange) = guarded.withLock { guarded in
+            (guarded.publication.published(), guarded.exchange)
+        }
+        if let exchange {
+            exchange.cancel(error: error)
+        } else if pending != nil || !hasEnded {
+            completeWithTransactions(error: error)
+        }
+    }
+
+    /// Every middleware accepted: the response goes on as it would have
+    /// without them (handlers, then the consumer), and the gate opens.
+    private func deliverAfterMiddleware(_ source: ResponseSource, heldBody: Data?) {
+        guard hasHandlers else {
+            publishResponse(source, decision: nil, heldBody: heldBody, afterHandlers: true)
+            return
+        }
+        let decision = ResponseDecision(listener: .task(self))
+        askHandlers(decision) { handler, task in
+            guard let response = source.response else { return }
+            await handler.task(task, didReceive: response, decision: decision)
+        } then: { [self] in
+            publishResponse(source, decision: decision, heldBody: heldBody, afterHandlers: true)
+        }
+    }
+
+    /// A middleware asked for another attempt: the current hop is left
+    /// (its body unread, its end ignored) and `request` goes instead.
+    private func abandonHop(_ hop: HopID?, for request: URLRequest) {
+        let (allowed, left) = guarded.withLock { guarded -> (Bool, (any HopExchange)?) in
+            _ = guarded.publication.published()
+            _ = guarded.pipeline.openBodyGate()
+            let left = hop.flatMap { guarded.endHop($0) }
+            return (guarded.middleware.retryAsked(), left)
+        }
+        left?.cancel(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
+        guard allowed else {
+            completeWithTransactions(error: URLError.make(
+                .cannotLoadFromNetwork, url: failingURLString,
+                reason: "A request middleware asked for another attempt more than "
+                    + "\(MiddlewareState.maximumRetries) times; the last response was dropped."))
+            return
+        }
+        log?.decision("middleware", "another attempt: \(TaskLog.redacted(request.url))")
+        startHop(request, credential: nil)
+    }
+}
