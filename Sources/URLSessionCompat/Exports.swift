@@ -35,6 +35,13 @@ public typealias ClientIdentity = AsyncURLSession.ClientIdentity
 /// budget, so legacy code sets them without importing the async core.
 public typealias RetryPolicy = AsyncURLSession.RetryPolicy
 public typealias RetryBudget = AsyncURLSession.RetryBudget
+/// The middleware `URLSessionConfiguration.middleware` takes, and what it
+/// decides, so legacy code writes one without importing the async core.
+public typealias RequestMiddleware = AsyncURLSession.RequestMiddleware
+public typealias MiddlewareAttempt = AsyncURLSession.MiddlewareAttempt
+public typealias MiddlewareLevel = AsyncURLSession.MiddlewareLevel
+public typealias MiddlewareRequestStep = AsyncURLSession.MiddlewareRequestStep
+public typealias MiddlewareResponseStep = AsyncURLSession.MiddlewareResponseStep
 /// The reach types `URLSessionConfiguration`'s additions take (a Unix
 /// socket, host overrides, the local side), so legacy code sets them
 /// without importing the async core.

@@ -27,6 +27,31 @@ import Tracing
             operationID: "op")
     }
 
+    /// The session's retry policy and middleware apply to the transport's
+    /// requests as to any task's (issue 54).
+    @Test func retryPolicyAndMiddleware_applyToTheTransportsRequests() async throws {
+        struct Signer: RequestMiddleware {
+            func prepare(_ request: URLRequest, attempt: MiddlewareAttempt) async throws -> MiddlewareRequestStep {
+                var request = request
+                request.setValue("openapi-signed", forHTTPHeaderField: "X-Signature")
+                return .send(request)
+            }
+        }
+        try await withServer { server in
+            var configuration = SessionConfiguration.ephemeral
+            configuration.retryPolicy = RetryPolicy(initialBackoff: 0.01, jitter: 0)
+            configuration.middleware = [Signer()]
+            let transport = AsyncURLSessionTransport(configuration: .init(session: Session(configuration: configuration)))
+            let (response, body) = try await send("/flaky/openapi?fail=1", to: server.baseURL, with: transport)
+            #expect(response.status.code == 200)
+            let data = try await Data(collecting: try #require(body), upTo: 1 << 20)
+            #expect(String(decoding: data, as: UTF8.self) == "ok after 2")
+            let (_, echoed) = try await send("/echo", to: server.baseURL, with: transport)
+            let echo = try await Data(collecting: try #require(echoed), upTo: 1 << 20)
+            #expect(String(decoding: echo, as: UTF8.self).contains("openapi-signed"))
+        }
+    }
+
     @Test func get_returnsStatusHeadersAndAStreamedBody() async throws {
         try await withServer { server in
             let (response, body) = try await send("/bytes/300000", to: server.baseURL, with: transport(server))

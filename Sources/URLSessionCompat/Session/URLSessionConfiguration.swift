@@ -220,6 +220,15 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.retryPolicy] = newValue }
     }
 
+    /// Interceptors around every task's requests and responses (see
+    /// `RequestMiddleware`): sign a request, answer it, refresh a token on
+    /// 401. An addition of this adapter; delegates and completion handlers
+    /// see what the middleware let through.
+    public var middleware: [any RequestMiddleware] {
+        get { self[\.core.middleware] }
+        set { self[\.core.middleware] = newValue }
+    }
+
     /// A Unix domain socket every request goes over instead of TCP (the
     /// Docker Engine API's `/var/run/docker.sock`, say); see
     /// `SessionConfiguration.unixSocket`. An addition of this adapter, as
