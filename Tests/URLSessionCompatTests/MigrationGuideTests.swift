@@ -143,4 +143,18 @@ import URLSessionCompat
             #expect(modern == classic)
         }
     }
+
+    @Test func resilience_refreshesTheTokenOnce_thenAcceptsWhatComes() async throws {
+        try await withServer { server in
+            let tokens = TokenStore(fresh: "fresh")
+            let session = ResilientSession.make(tokens: tokens)
+            defer { session.finishTasksAndInvalidate() }
+            // /auth/basic answers a bearer token with 401 each time: one
+            // refresh, one more attempt, then the 401 is the result.
+            let (_, response) = try await session.data(from: server.url("/auth/basic?user=u&password=p"))
+            #expect((response as? HTTPURLResponse)?.statusCode == 401)
+            #expect(await tokens.current == "fresh")
+            #expect(server.authorizationAttempts == 2)
+        }
+    }
 }
