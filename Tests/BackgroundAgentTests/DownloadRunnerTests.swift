@@ -17,7 +17,7 @@ import TestSupport
         let journal: AgentJournal
         let runner: DownloadRunner
 
-        init(retry: RetrySchedule.Policy = .init(firstPause: 0.05, longestPause: 0.2, resourceTimeout: 60)) throws {
+        init(retry: RetrySchedule.Policy = .background(firstPause: 0.05, longestPause: 0.2, resourceTimeout: 60)) throws {
             folder = FileManager.default.temporaryDirectory.appendingPathComponent("runner-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             journal = try AgentJournal(at: folder.appendingPathComponent("journal.sqlite"))
@@ -136,7 +136,7 @@ import TestSupport
         try await withTimeLimit {
             let reservation = try PortReservation()
             defer { reservation.release() }
-            let bench = try Bench(retry: .init(firstPause: 0.05, longestPause: 0.1, resourceTimeout: 0.5))
+            let bench = try Bench(retry: .background(firstPause: 0.05, longestPause: 0.1, resourceTimeout: 0.5))
             defer { bench.remove() }
             let id = try await bench.add(try #require(URL(string: "http://127.0.0.1:\(reservation.port)/")))
             let entry = try await bench.runner.run(id)

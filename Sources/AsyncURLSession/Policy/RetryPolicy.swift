@@ -89,7 +89,7 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// The pause before retry number `retry` (1 for the first), before
     /// jitter.
-    func backoff(beforeRetry retry: Int) -> TimeInterval {
+    package func backoff(beforeRetry retry: Int) -> TimeInterval {
         let grown = initialBackoff * pow(backoffMultiplier, Double(min(max(retry - 1, 0), 30)))
         return min(grown, maximumBackoff)
     }

@@ -27,7 +27,7 @@ package actor TransferAgent {
 
     /// The agent for `folder` (an `AgentFolder` already prepared): its
     /// journal there, its files in `transfers/` beside it.
-    package init(folder: URL, retryPolicy: RetrySchedule.Policy = .init(), logger: Logger) throws(JournalError) {
+    package init(folder: URL, retryPolicy: RetrySchedule.Policy = .background(), logger: Logger) throws(JournalError) {
         let files = folder.appendingPathComponent("transfers")
         if mkdir(files.path, 0o700) != 0, errno != EEXIST {
             throw JournalError("cannot create \(files.path): \(String(cString: strerror(errno)))")

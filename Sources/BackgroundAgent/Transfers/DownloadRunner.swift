@@ -45,7 +45,7 @@ package struct DownloadRunner: Sendable {
     /// most an eighth of the bytes on disk (fetched again with Range).
     package var recordEvery: Int64 = 1 << 20
 
-    package init(journal: AgentJournal, folder: URL, session: Session, retryPolicy: RetrySchedule.Policy = .init()) {
+    package init(journal: AgentJournal, folder: URL, session: Session, retryPolicy: RetrySchedule.Policy = .background()) {
         self.journal = journal
         self.folder = folder
         self.session = session
