@@ -31,7 +31,7 @@ struct HAREntryBuilder {
         let response = self.response(for: transaction)
         let timings = HAR.Timings(transaction)
         var failure = error?.localizedDescription
-        if transaction.response == nil, failure == nil { failure = "No response." }
+        if transaction.response == nil, response.status == 0, failure == nil { failure = "No response." }
         return HAR.Entry(
             startedDateTime: transaction.fetchStartDate.formatted(Self.dateStyle),
             time: HAR.Timings.rounded(timings.total), request: request, response: response, timings: timings,
@@ -83,11 +83,24 @@ struct HAREntryBuilder {
 
     private mutating func response(for transaction: TransactionMetrics) -> HAR.Response {
         guard let response = transaction.response else {
+            if let index = received.firstIndex(where: { $0?.absorbedFields != nil }), let absorbed = received[index] {
+                received[index] = nil
+                return HAR.Response(
+                    status: absorbed.status, statusText: Self.reasonPhrase(absorbed.status),
+                    httpVersion: Self.httpVersion(transaction.networkProtocolName),
+                    headers: redacted(absorbed.absorbedFields ?? []),
+                    content: HAR.Content(
+                        size: 0, mimeType: "x-unknown",
+                        comment: "Revalidated the stored response, which answers in the next entry."),
+                    headersSize: transaction.countOfResponseHeaderBytesReceived > 0
+                        ? Int(transaction.countOfResponseHeaderBytesReceived) : -1,
+                    bodySize: 0)
+            }
             return HAR.Response(
                 status: 0, statusText: "", httpVersion: "", headers: [], content: HAR.Content(size: 0, mimeType: "x-unknown"))
         }
         var body: HARTaskCapture.ReceivedResponse?
-        if let index = received.firstIndex(where: { $0?.status == response.statusCode }) {
+        if let index = received.firstIndex(where: { $0?.status == response.statusCode && $0?.absorbedFields == nil }) {
             body = received[index]
             received[index] = nil
         }

@@ -31,6 +31,10 @@ final class HARTaskCapture: Sendable {
         var body = Data()
         /// All of the body's (decoded) bytes, kept or not.
         var size = 0
+        /// For a head the response cache absorbed (a 304 that revalidated
+        /// the stored response): its fields, since the task's transaction
+        /// has no response for it.
+        var absorbedFields: [(name: String, value: String)]?
     }
 
     private struct State {
@@ -92,6 +96,14 @@ final class HARTaskCapture: Sendable {
     /// A hop's response head came.
     func receivedHead(status: Int, hop: HopID) {
         state.withLock { $0.received.append(ReceivedResponse(hop: hop, status: status)) }
+    }
+
+    /// A head the response cache absorbed (a 304 that revalidated).
+    func absorbedHead(_ head: borrowing ResponseHead, hop: HopID) {
+        let fields = head.fields.indices.map { (name: head.fields.name(at: $0), value: head.fields.value(at: $0)) }
+        var received = ReceivedResponse(hop: hop, status: head.statusCode)
+        received.absorbedFields = fields
+        state.withLock { $0.received.append(received) }
     }
 
     /// Body bytes of hop `hop`'s response (decoded, as the task sees them).

@@ -76,6 +76,7 @@ extension TaskCore {
     /// stored response, which answers instead): nothing for the consumer,
     /// but what every head from the network teaches the session.
     func hopAbsorbedHead(_ head: consuming ResponseHead, id: HopID) {
+        har?.absorbedHead(head, hop: id)
         guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }) else { return }
         learn(from: head, url: url, fromCache: false)
     }
