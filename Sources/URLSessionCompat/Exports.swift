@@ -49,6 +49,10 @@ public typealias UnixSocket = AsyncURLSession.UnixSocket
 public typealias HostOverride = AsyncURLSession.HostOverride
 public typealias LocalEndpoint = AsyncURLSession.LocalEndpoint
 public typealias IPVersionPolicy = AsyncURLSession.IPVersionPolicy
+/// The recorder `URLSessionConfiguration.harRecorder` takes, and the HAR
+/// model, so legacy code records without importing the async core.
+public typealias HARRecorder = AsyncURLSession.HARRecorder
+public typealias HAR = AsyncURLSession.HAR
 
 /// A server-trust challenge's chain and default verdict
 /// (`URLProtectionSpace.serverTrust`), Linux's stand-in for `SecTrust`.

@@ -1,6 +1,6 @@
 // fetch: a curl-like command line client on AsyncURLSession.
 //
-//   fetch URL [-o FILE] [-X METHOD] [-H 'Name: value']... [-d DATA] [--events] [--trace]
+//   fetch URL [-o FILE] [-X METHOD] [-H 'Name: value']... [-d DATA] [--events] [--trace] [--har FILE]
 //             [--retry N] [--retry-max-time S] [--retry-delay S] [--connect-timeout S]
 //             [--resolve H:P:ADDR] [--connect-to H:P:H2:P2] [--unix-socket PATH] [--interface IF] [-4|-6]
 //   fetch --background URL [-o FILE]     (the agent downloads it; fetch returns)
@@ -53,6 +53,9 @@ struct FetchCommand: AsyncParsableCommand {
 
     @Flag(help: "Print the transfer's trace to standard error when it ends: its span, each attempt on the wire and libcurl's timings.")
     var trace = false
+
+    @Option(name: .customLong("har"), help: "Write the transfer as a HAR 1.2 file (each hop an entry; secrets redacted).")
+    var har: String?
 
     @Option(help: "A PEM file of certificates to trust instead of the system's (for private CAs).")
     var cacert: String?
@@ -132,6 +135,13 @@ struct FetchCommand: AsyncParsableCommand {
                 configuration.proxy = parsed
             } else if proxyFromEnvironment {
                 configuration.proxy = ProxyConfiguration.fromEnvironment()
+            }
+            if let har {
+                do {
+                    configuration.harRecorder = try HARRecorder(fileURL: URL(fileURLWithPath: har))
+                } catch {
+                    throw FetchError("cannot write the --har file '\(har)': \(error.localizedDescription)")
+                }
             }
             let tracePrinter = trace ? TracePrinter() : nil
             configuration.tracer = tracePrinter?.tracer

@@ -201,6 +201,11 @@ public struct SessionConfiguration: Sendable {
     /// a time series per host.
     public var metricsIncludeHost: Bool = false
 
+    /// Writes the session's traffic to a HAR 1.2 file, one entry per hop,
+    /// each written when its task ends (see `HARRecorder`). nil (the
+    /// default): nothing is recorded, at no cost.
+    public var harRecorder: HARRecorder?
+
     /// Answers the requests it chooses without the network (nil: every
     /// request goes to the network). For tests: `StubTransport` of the
     /// `AsyncURLSessionTesting` product. See `LocalTransport`.

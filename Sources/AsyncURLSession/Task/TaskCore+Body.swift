@@ -168,6 +168,7 @@ extension TaskCore {
             return
         }
         let expectedToSend = transferRequest.bodyLength ?? -1
+        har?.sent(transferRequest)
         if let transport = context.localTransport, transport.isActive {
             let local = localRequest(for: transferRequest, original: sent, credential: credential)
             if let responder = transport.responder(for: local) {

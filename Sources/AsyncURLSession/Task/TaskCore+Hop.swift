@@ -23,6 +23,7 @@ extension TaskCore {
     // MARK: - Engine callbacks (engine thread)
 
     func hopDidReceiveHead(_ head: consuming ResponseHead, id: HopID) {
+        har?.receivedHead(status: head.statusCode, hop: id)
         // Nothing to do between the verdict and the publication (no cookie
         // or HSTS policy to store, nobody logging, tracing or asked first):
         // a collected body's response is then published under the same lock.
@@ -75,6 +76,7 @@ extension TaskCore {
     /// stored response, which answers instead): nothing for the consumer,
     /// but what every head from the network teaches the session.
     func hopAbsorbedHead(_ head: consuming ResponseHead, id: HopID) {
+        har?.absorbedHead(head, hop: id)
         guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }) else { return }
         learn(from: head, url: url, fromCache: false)
     }
@@ -176,6 +178,8 @@ extension TaskCore {
         }
         switch outcome {
         case .verdict(let verdict, let wake):
+            // Here, not above: a released response's bytes come round again.
+            har?.receivedBody(bytes, hop: id)
             wake?.run(by: self)
             return verdict
         case .release(let response, let body):

@@ -57,6 +57,9 @@ final class TaskCore: Sendable {
     /// The task's span and metrics, nil when no tracer, instrument or
     /// metrics factory is in use (issue 47): hooked where `log` is.
     let observation: TaskObservation?
+    /// What the configuration's `HARRecorder` needs of this task's hops,
+    /// nil without one (each hook is then one nil check).
+    let har: HARTaskCapture?
 
     struct Guarded: ~Copyable {
         var pipeline: TaskPipeline
@@ -176,6 +179,9 @@ final class TaskCore: Sendable {
         let configuration = context.configuration
         log = configuration.logger == nil ? nil : TaskLog(configuration: configuration)
         observation = TaskObservation.make(configuration: configuration, request: request)
+        har = configuration.harRecorder.map {
+            HARTaskCapture(recorder: $0, sensitiveHeaderNames: configuration.sensitiveHeaderNames)
+        }
         guarded = Mutex(Guarded(
             pipeline: TaskPipeline(
                 highWatermark: configuration.streamBufferHighWatermark,
@@ -639,6 +645,8 @@ final class TaskCore: Sendable {
                 error: error, bytesReceived: countOfBytesReceived, seconds: Date().timeIntervalSince(createdAt))
         }
         observeEnd(error: error)
+        // Written before the consumer hears of the end (see HARRecorder).
+        har?.taskEnded(metrics: metrics, error: error)
         finished(waking: guarded.withLock { finish(error: error, metrics: metrics, in: &$0) })
     }
 
@@ -705,7 +713,7 @@ extension TaskCore {
     /// friends without handlers never show the task to anyone, so then the
     /// metrics are neither read from libcurl, nor recorded per hop, nor built.
     func metricsReadable(_ guarded: borrowing Guarded) -> Bool {
-        hasHandlers || guarded.pipeline.consumer == .events
+        hasHandlers || har != nil || guarded.pipeline.consumer == .events
     }
 }
 

@@ -229,6 +229,17 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.middleware] = newValue }
     }
 
+    /// Writes the session's traffic to a HAR 1.2 file, one entry per hop
+    /// (each redirect and retry its own), written as each task ends, with
+    /// secrets redacted (see `HARRecorder`). An addition of this adapter;
+    /// nil (the default) records nothing. To replay a HAR in tests, set
+    /// `sessionConfiguration.localTransport` to a `HARReplay`
+    /// (AsyncURLSessionTesting).
+    public var harRecorder: HARRecorder? {
+        get { self[\.core.harRecorder] }
+        set { self[\.core.harRecorder] = newValue }
+    }
+
     /// A Unix domain socket every request goes over instead of TCP (the
     /// Docker Engine API's `/var/run/docker.sock`, say); see
     /// `SessionConfiguration.unixSocket`. An addition of this adapter, as
