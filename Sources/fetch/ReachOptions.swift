@@ -27,6 +27,9 @@ struct ReachOptions: ParsableArguments {
     @Flag(name: [.customShort("6"), .customLong("ipv6")], help: "Use IPv6 only.")
     var ipv6 = false
 
+    @Flag(name: .customLong("http3"), help: "Try HTTP/3 first (where this libcurl has it: see --version), falling back to HTTP/2 or 1.1.")
+    var http3 = false
+
     @Option(name: .customLong("happy-eyeballs-timeout-ms"), help: "Milliseconds before the other IP version is tried beside the first (default 200).")
     var happyEyeballsTimeoutMilliseconds: Int?
 
@@ -58,6 +61,13 @@ struct ReachOptions: ParsableArguments {
         }
         if ipv4 { configuration.ipVersion = .v4Only }
         if ipv6 { configuration.ipVersion = .v6Only }
+        if http3 {
+            configuration.assumesHTTP3Capable = true
+            if !NetworkLibrary.supportsHTTP3 {
+                FileHandle.standardError.write(Data(
+                    "fetch: --http3: libcurl \(NetworkLibrary.version) has no HTTP/3; using HTTP/2 or 1.1\n".utf8))
+            }
+        }
         if let delay = happyEyeballsTimeoutMilliseconds { configuration.happyEyeballsDelay = Double(delay) / 1000 }
     }
 

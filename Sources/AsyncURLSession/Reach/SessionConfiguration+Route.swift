@@ -6,6 +6,7 @@ extension SessionConfiguration {
     /// per session (the lists libcurl needs are built here, not per
     /// request); nil when it sets none, so requests carry nothing.
     func makeConnectRoute() -> ConnectRoute? {
+        let http3Choice = self.http3Choice
         let ipVersion: ConnectRoute.IPVersion
         switch self.ipVersion {
         case .any: ipVersion = .any
@@ -19,7 +20,17 @@ extension SessionConfiguration {
             unixSocketIsAbstract: unixSocket?.isAbstract ?? false,
             localInterface: localEndpoint?.curlValue,
             ipVersion: ipVersion,
-            happyEyeballsMilliseconds: happyEyeballsDelay.map { max(0, Int(($0 * 1000).rounded())) })
+            happyEyeballsMilliseconds: happyEyeballsDelay.map { max(0, Int(($0 * 1000).rounded())) },
+            prefersHTTP3: http3Choice.prefersHTTP3, altSvcFile: http3Choice.altSvcFile(kind: kind))
         return route.isEmpty ? nil : route
+    }
+}
+
+extension SessionConfiguration {
+    /// `assumesHTTP3Capable` against what the linked libcurl has.
+    var http3Choice: HTTP3Choice {
+        HTTP3Choice(
+            asked: assumesHTTP3Capable, libraryHasHTTP3: NetworkLibrary.supportsHTTP3,
+            libcurlVersion: NetworkLibrary.version)
     }
 }

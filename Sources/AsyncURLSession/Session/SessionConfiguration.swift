@@ -60,6 +60,15 @@ public struct SessionConfiguration: Sendable {
     /// the request timeout: connecting is idle time too.
     public var timeoutIntervalForConnect: TimeInterval?
 
+    /// Try HTTP/3 first for https requests, as Apple's
+    /// `URLRequest.assumesHTTP3Capable` says of one request, falling back
+    /// to HTTP/2 or HTTP/1.1; default sessions keep an Alt-Svc cache beside
+    /// their cookies, so servers that announce h3 get it next time. Only
+    /// where the linked libcurl has HTTP/3 (`NetworkLibrary.supportsHTTP3`;
+    /// Debian 12's has none): without it requests go out as before and the
+    /// session's log says why, once. Metrics name the protocol ("h3").
+    public var assumesHTTP3Capable = false
+
     /// Connections open at once to one host (HTTP/1.1); further requests wait
     /// for a free connection. HTTP/2 multiplexes on one connection instead
     /// (one per I/O thread when more than 16 requests are in flight).

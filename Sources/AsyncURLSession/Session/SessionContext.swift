@@ -61,6 +61,7 @@ final class SessionContext: Sendable {
     init(configuration: SessionConfiguration, delegate: (any SessionTaskDelegate)?, isShared: Bool) {
         self.configuration = configuration
         connectRoute = configuration.makeConnectRoute()
+        if let notice = configuration.http3Choice.notice { configuration.logger?.notice("\(notice)") }
         self.delegate = delegate
         self.isShared = isShared
         if let identifier = configuration.backgroundIdentifier {

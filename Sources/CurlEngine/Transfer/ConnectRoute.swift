@@ -33,12 +33,20 @@ package final class ConnectRoute: Sendable, Equatable {
     package let ipVersion: IPVersion
     /// CURLOPT_HAPPY_EYEBALLS_TIMEOUT_MS; nil keeps libcurl's 200 ms.
     package let happyEyeballsMilliseconds: Int?
+    /// Try HTTP/3 first (CURL_HTTP_VERSION_3, falling back to HTTP/2 or
+    /// 1.1): only set where the linked libcurl has HTTP/3.
+    package let prefersHTTP3: Bool
+    /// CURLOPT_ALTSVC: the file of a session's Alt-Svc cache (servers'
+    /// "h3 is over there" announcements); nil for none.
+    package let altSvcFile: String?
 
     package init(
         resolve: [String] = [], connectTo: [String] = [], unixSocketPath: String? = nil,
         unixSocketIsAbstract: Bool = false, localInterface: String? = nil, ipVersion: IPVersion = .any,
-        happyEyeballsMilliseconds: Int? = nil
+        happyEyeballsMilliseconds: Int? = nil, prefersHTTP3: Bool = false, altSvcFile: String? = nil
     ) {
+        self.prefersHTTP3 = prefersHTTP3
+        self.altSvcFile = altSvcFile
         self.resolve = resolve.isEmpty ? nil : CurlStringList(resolve)
         self.connectTo = connectTo.isEmpty ? nil : CurlStringList(connectTo)
         self.unixSocketPath = unixSocketPath
@@ -56,6 +64,8 @@ package final class ConnectRoute: Sendable, Equatable {
         localInterface = base.localInterface
         ipVersion = base.ipVersion
         happyEyeballsMilliseconds = base.happyEyeballsMilliseconds
+        prefersHTTP3 = base.prefersHTTP3
+        altSvcFile = base.altSvcFile
     }
 
     /// This route with another Unix socket (a request's own); the lists are
@@ -67,7 +77,7 @@ package final class ConnectRoute: Sendable, Equatable {
     /// Whether this route changes nothing (no option to set).
     package var isEmpty: Bool {
         resolve == nil && connectTo == nil && unixSocketPath == nil && localInterface == nil && ipVersion == .any
-            && happyEyeballsMilliseconds == nil
+            && happyEyeballsMilliseconds == nil && !prefersHTTP3 && altSvcFile == nil
     }
 
     package static func == (lhs: ConnectRoute, rhs: ConnectRoute) -> Bool {
@@ -75,7 +85,8 @@ package final class ConnectRoute: Sendable, Equatable {
             || (lhs.resolve == rhs.resolve && lhs.connectTo == rhs.connectTo
                 && lhs.unixSocketPath == rhs.unixSocketPath && lhs.unixSocketIsAbstract == rhs.unixSocketIsAbstract
                 && lhs.localInterface == rhs.localInterface && lhs.ipVersion == rhs.ipVersion
-                && lhs.happyEyeballsMilliseconds == rhs.happyEyeballsMilliseconds)
+                && lhs.happyEyeballsMilliseconds == rhs.happyEyeballsMilliseconds
+                && lhs.prefersHTTP3 == rhs.prefersHTTP3 && lhs.altSvcFile == rhs.altSvcFile)
     }
 }
 

@@ -38,6 +38,16 @@ extension Transfer {
         if let delay = route.happyEyeballsMilliseconds {
             check(handle.set(CURLOPT_HAPPY_EYEBALLS_TIMEOUT_MS, delay))
         }
+        if let file = route.altSvcFile {
+            // Which announcements are followed: to h3, h2 and http/1.1 alike.
+            check(handle.set(CURLOPT_ALTSVC_CTRL, Int(CURLALTSVC_H1 | CURLALTSVC_H2 | CURLALTSVC_H3)))
+            check(handle.set(CURLOPT_ALTSVC, file))
+        }
+        // Only https can go over QUIC; a connect-only transfer (WebSocket,
+        // stream) needs TCP and sets HTTP/1.1 itself after this.
+        if route.prefersHTTP3, request.url.hasPrefixIgnoringASCIICase("https:"), !request.connectOnly {
+            check(handle.set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_3)))
+        }
     }
 
     /// What a failed connection over the route was, in words libcurl does

@@ -264,6 +264,15 @@ open class URLSessionConfiguration: NSObject, NSCopying, @unchecked Sendable {
         set { self[\.core.localEndpoint] = newValue }
     }
 
+    /// Try HTTP/3 first for every https request, where the linked libcurl
+    /// has it (Apple sets this per request, `URLRequest.assumesHTTP3Capable`,
+    /// which corelibs' URLRequest lacks); see
+    /// `SessionConfiguration.assumesHTTP3Capable`. An addition of this adapter.
+    public var assumesHTTP3Capable: Bool {
+        get { self[\.core.assumesHTTP3Capable] }
+        set { self[\.core.assumesHTTP3Capable] = newValue }
+    }
+
     /// IPv4 only, IPv6 only, or both; see `SessionConfiguration.ipVersion`.
     /// An addition of this adapter.
     public var ipVersion: IPVersionPolicy {
