@@ -166,6 +166,8 @@ let package = Package(
             name: "AsyncURLSessionTests",
             dependencies: [
                 "AsyncURLSession",
+                // The background link's state machine is tested with the wire's statuses.
+                "AgentWire",
                 // Its fuzz entry (the response head parser) for the corpus test.
                 "CurlEngine",
                 "CStreamingCopy",

@@ -35,7 +35,7 @@ final class BackgroundLink: Sendable {
     fileprivate final class Shared: Sendable {
         let identifier: String
         let client: AgentClient
-        let state = Mutex(State())
+        let state = Mutex(BackgroundLinkState(events: nil))
         /// Held while attaching again, so one attempt runs at a time (on
         /// threads of their own: the attempt blocks).
         let reattaching = Mutex(())
@@ -44,28 +44,6 @@ final class BackgroundLink: Sendable {
             self.identifier = identifier
             self.client = client
         }
-    }
-
-    fileprivate struct State {
-        /// Why the session cannot use the agent (refused, unreachable, lost).
-        var failure: URLError?
-        /// The held connection, to end it when the session goes; -1 while
-        /// none is held. Changed only under the lock, before the socket
-        /// it names is closed.
-        var lease: Int32 = -1
-        /// The session is gone: nothing attaches again.
-        var closed = false
-        /// The connection to the agent was lost and not made again yet.
-        var lost = false
-        var watchers: [Int: AsyncStream<BackgroundTransferStatus>.Continuation] = [:]
-        /// The last status of each task's transfer.
-        var latest: [Int: BackgroundTransferStatus] = [:]
-        /// Tasks of an earlier program: their transfer in the agent.
-        var reconnected: [Int: Int64] = [:]
-        /// Reconnected tasks that had ended before this program came, not
-        /// yet handed over.
-        var replaysLeft: Set<Int> = []
-        var events: AsyncThrowingStream<BackgroundSessionEvent, any Error>.Continuation?
     }
 
     /// The session's `backgroundEvents`.
@@ -87,17 +65,15 @@ final class BackgroundLink: Sendable {
         shared = Shared(identifier: identifier, client: client)
         let (events, continuation) = AsyncThrowingStream<BackgroundSessionEvent, any Error>.makeStream()
         self.events = events
-        shared.state.withLock { $0.events = continuation }
+        shared.state.withLock { $0 = BackgroundLinkState(events: continuation) }
         attach()
     }
 
     deinit {
+        // The reader thread sees the end and lets the socket go (after
+        // this: it changes the lease under this lock before closing).
         shared.state.withLock { state in
-            state.closed = true
-            // The reader thread sees the end and lets the socket go (after
-            // this: it changes the lease under this lock before closing).
-            if state.lease >= 0 { shutdown(state.lease, Int32(SHUT_RDWR)) }
-            state.lease = -1
+            if let socket = state.close() { shutdown(socket, Int32(SHUT_RDWR)) }
         }
     }
 
@@ -106,15 +82,23 @@ final class BackgroundLink: Sendable {
 
     /// Why the session's tasks cannot run, when no new attempt may change
     /// it (refused, in use): not a lost agent, which is attached again.
-    var lastingFailure: URLError? { shared.state.withLock { $0.lost ? nil : $0.failure } }
+    var lastingFailure: URLError? { shared.state.withLock { $0.lastingFailure } }
 
     /// The transfers an earlier program left (attach's reply), for the
     /// session to make tasks of.
-    private(set) var left: [BackgroundTransferStatus] {
-        get { leftTransfers.withLock { $0 } }
-        set { leftTransfers.withLock { $0 = newValue } }
+    var left: [BackgroundTransferStatus] { sessionSide.withLock { $0.left } }
+
+    /// What the session keeps of its tasks here, apart from the agent's
+    /// side: the transfers an earlier program left, the tasks made for
+    /// them, those that had ended while away, and every running task.
+    private struct SessionSide {
+        var left: [BackgroundTransferStatus] = []
+        var reconnectedTasks: [SessionTask] = []
+        var endedWhileAway: Set<Int> = []
+        /// Every task of the session until it completes (see `hold`).
+        var held: [Int: SessionTask] = [:]
     }
-    private let leftTransfers = Mutex<[BackgroundTransferStatus]>([])
+    private let sessionSide = Mutex(SessionSide())
 
     private func attach() {
         let reply: AgentReply
@@ -132,28 +116,24 @@ final class BackgroundLink: Sendable {
         }
         switch Shared.attachment(reply, identifier: identifier) {
         case .success(let transfers):
-            left = transfers.filter { $0.request != nil }
+            sessionSide.withLock { $0.left = transfers.filter { $0.request != nil } }
         case .failure(let error):
             fail(error)
             return
         }
-        shared.state.withLock { $0.lease = socket.fd }
+        shared.state.withLock { $0.attached(lease: socket.fd) }
         shared.read(socket)
     }
 
     private func fail(_ error: URLError) {
-        let events = shared.state.withLock { state in
-            state.failure = error
-            defer { state.events = nil }
-            return state.events
-        }
+        let events = shared.state.withLock { $0.failed(error) }
         events?.finish(throwing: error)
     }
 
     /// Attaches again if the agent went away since (blocking, bounded, on a
     /// thread of its own); throws when that failed.
     func reattachIfLost() async throws(URLError) {
-        guard shared.state.withLock({ $0.lost && !$0.closed }) else { return }
+        guard shared.state.withLock({ $0.mayReattach }) else { return }
         let shared = shared
         let failure = await withCheckedContinuation { (continuation: CheckedContinuation<URLError?, Never>) in
             Thread { continuation.resume(returning: shared.reattach()) }.start()
@@ -164,39 +144,32 @@ final class BackgroundLink: Sendable {
     // MARK: - The session's events
 
     /// The tasks made for what an earlier program left.
-    var reconnectedTasks: [SessionTask] { reconnectedTaskList.withLock { $0 } }
-    private let reconnectedTaskList = Mutex<[SessionTask]>([])
+    var reconnectedTasks: [SessionTask] { sessionSide.withLock { $0.reconnectedTasks } }
 
-    /// Every task of the session until it completes: a background transfer
-    /// goes on when nobody holds its task (a task dropped elsewhere is
-    /// cancelled, which here would cancel the agent's transfer).
-    private let heldTasks = Mutex<[Int: SessionTask]>([:])
-
+    /// Holds `task` until it completes: a background transfer goes on when
+    /// nobody holds its task (a task dropped elsewhere is cancelled, which
+    /// here would cancel the agent's transfer).
     func hold(_ task: SessionTask) {
-        heldTasks.withLock { $0[task.taskIdentifier] = task }
+        sessionSide.withLock { $0.held[task.taskIdentifier] = task }
     }
 
     /// Task `identifier` completed: let it go.
     func release(task identifier: Int) {
         // Out of the lock: the task may end here (its deinit runs then).
-        let task = heldTasks.withLock { $0.removeValue(forKey: identifier) }
+        let task = sessionSide.withLock { $0.held.removeValue(forKey: identifier) }
         _ = task
     }
 
     /// Reconnected tasks whose transfer had ended before this program came.
-    var endedWhileAway: Set<Int> { endedWhileAwayList.withLock { $0 } }
-    private let endedWhileAwayList = Mutex<Set<Int>>([])
+    var endedWhileAway: Set<Int> { sessionSide.withLock { $0.endedWhileAway } }
 
     /// The session made `task` for transfer `status` of an earlier program.
     func reconnected(_ task: SessionTask, to status: BackgroundTransferStatus) {
-        reconnectedTaskList.withLock { $0.append(task) }
-        if status.hasEnded { endedWhileAwayList.withLock { _ = $0.insert(status.task) } }
-        let events = shared.state.withLock { state in
-            state.reconnected[status.task] = status.id
-            state.latest[status.task] = status
-            if status.hasEnded { state.replaysLeft.insert(status.task) }
-            return state.events
+        sessionSide.withLock { side in
+            side.reconnectedTasks.append(task)
+            if status.hasEnded { side.endedWhileAway.insert(status.task) }
         }
+        let events = shared.state.withLock { $0.reconnected(task: status.task, to: status) }
         events?.yield(.reconnected(task))
     }
 
@@ -208,16 +181,12 @@ final class BackgroundLink: Sendable {
 
     /// The transfer of reconnected task `task` was handed over.
     func handedOver(task: Int) {
-        shared.state.withLock { _ = $0.replaysLeft.remove(task) }
+        shared.state.withLock { $0.handedOver(task: task) }
         finishEventsIfDelivered()
     }
 
     private func finishEventsIfDelivered() {
-        let events = shared.state.withLock { state -> AsyncThrowingStream<BackgroundSessionEvent, any Error>.Continuation? in
-            guard state.replaysLeft.isEmpty, let events = state.events else { return nil }
-            state.events = nil
-            return events
-        }
+        let events = shared.state.withLock { $0.takeEventsIfDelivered() }
         events?.yield(.allEventsDelivered)
         events?.finish()
     }
@@ -226,26 +195,26 @@ final class BackgroundLink: Sendable {
 
     /// The agent's transfer for reconnected task `task`, once.
     func takeReconnected(task: Int) -> Int64? {
-        shared.state.withLock { $0.reconnected.removeValue(forKey: task) }
+        shared.state.withLock { $0.takeReconnected(task: task) }
     }
 
     /// Updates about task `task`'s transfers from now on (the last one
     /// known first). Ends when the agent goes away.
     func watch(task: Int) -> AsyncStream<BackgroundTransferStatus> {
         let (stream, continuation) = AsyncStream<BackgroundTransferStatus>.makeStream()
-        let registered = shared.state.withLock { state -> Bool in
-            // While lost, the watcher waits for the link to attach again.
-            guard state.lease >= 0 || (state.lost && !state.closed) else { return false }
-            state.watchers[task] = continuation
-            if let latest = state.latest[task] { continuation.yield(latest) }
-            return true
+        let answer = shared.state.withLock { state in
+            let answer = state.watch(task: task, with: continuation)
+            // Yielded under the lock: the reader yields a newer update only
+            // after taking the watcher under it, so none overtakes this one.
+            if case .watching(let latest?) = answer { continuation.yield(latest) }
+            return answer
         }
-        if !registered { continuation.finish() }
+        if case .refused = answer { continuation.finish() }
         return stream
     }
 
     func unwatch(task: Int) {
-        let watcher = shared.state.withLock { $0.watchers.removeValue(forKey: task) }
+        let watcher = shared.state.withLock { $0.unwatch(task: task) }
         watcher?.finish()
     }
 
@@ -280,19 +249,11 @@ extension BackgroundLink.Shared {
             // (shutdown) or the agent goes.
             while let reply = try? held.receive(AgentReply.self) {
                 guard case .update(let status) = reply else { continue }
-                let watcher = state.withLock { state in
-                    state.latest[status.task] = status
-                    return state.watchers[status.task]
-                }
+                let watcher = state.withLock { $0.received(status) }
                 watcher?.yield(status)
             }
-            let watched = state.withLock { state -> Bool in
-                // The lease goes before the socket closes (this closure's end).
-                if state.lease == held.fd { state.lease = -1 }
-                guard !state.closed else { return false }
-                state.lost = true
-                return !state.watchers.isEmpty
-            }
+            // The lease goes before the socket closes (this closure's end).
+            let watched = state.withLock { $0.readerEnded(fd: held.fd) }
             if watched { _ = reattach() }
         }.start()
     }
@@ -304,7 +265,7 @@ extension BackgroundLink.Shared {
         reattaching.withLock { _ -> URLError? in
             var last = "no attempt"
             for pause in BackgroundLink.reattachPauses {
-                guard state.withLock({ $0.lost && !$0.closed }) else { return nil }
+                guard state.withLock({ $0.mayReattach }) else { return nil }
                 if pause > 0 { usleep(UInt32(pause * 1e6)) }
                 let socket: AgentSocket
                 let reply: AgentReply
@@ -335,18 +296,7 @@ extension BackgroundLink.Shared {
     /// The new connection is the session's (unless the session went
     /// meanwhile: then it closes, freeing the identifier at the agent).
     private func install(_ socket: AgentSocket, _ transfers: [BackgroundTransferStatus]) {
-        let updates = state.withLock { state -> [(AsyncStream<BackgroundTransferStatus>.Continuation, BackgroundTransferStatus)]? in
-            guard !state.closed else { return nil }
-            state.lease = socket.fd
-            state.lost = false
-            state.failure = nil
-            var updates: [(AsyncStream<BackgroundTransferStatus>.Continuation, BackgroundTransferStatus)] = []
-            for status in transfers {
-                state.latest[status.task] = status
-                if let watcher = state.watchers[status.task] { updates.append((watcher, status)) }
-            }
-            return updates
-        }
+        let updates = state.withLock { $0.reattached(lease: socket.fd, transfers: transfers) }
         guard let updates else { return }
         for (watcher, status) in updates { watcher.yield(status) }
         read(socket)
@@ -355,11 +305,7 @@ extension BackgroundLink.Shared {
     /// The watching tasks end with `error` (which the next task sees, and
     /// tries again past, while the link is lost).
     private func end(with error: URLError) -> URLError {
-        let watchers = state.withLock { state -> [AsyncStream<BackgroundTransferStatus>.Continuation] in
-            state.failure = error
-            defer { state.watchers = [:] }
-            return Array(state.watchers.values)
-        }
+        let watchers = state.withLock { $0.gaveUp(error) }
         for watcher in watchers { watcher.finish() }
         return error
     }
