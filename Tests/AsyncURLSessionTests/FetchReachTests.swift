@@ -6,15 +6,8 @@ import TestSupport
 /// fetch's --resolve, --connect-to, --unix-socket, --interface, -4 and -6,
 /// with curl's syntax (issue 55).
 @Suite struct FetchReachTests {
-    private func fetchPath() throws -> String {
-        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("fetch")
-        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
-        return fetch.path
-    }
-
     @Test func resolve_reachesTheTLSServerByAnotherName() async throws {
-        let fetch = try fetchPath()
+        let fetch = try fetchExecutablePath()
         try await withServer(LoopbackServer.Options(tls: true)) { server in
             let pem = "/tmp/aus-fetch-\(getpid())-\(server.port).pem"
             try #require(server.certificatePEM).write(to: URL(fileURLWithPath: pem))
@@ -36,7 +29,7 @@ import TestSupport
     }
 
     @Test func unixSocket_andLocalSide() async throws {
-        let fetch = try fetchPath()
+        let fetch = try fetchExecutablePath()
         let path = "/tmp/aus-fetch-\(getpid()).sock"
         try await withServer(LoopbackServer.Options(unixSocketPath: path)) { server in
             let result = try await ChildProcess.run(fetch, ["-s", "--unix-socket", path, "http://localhost/bytes/5"])
@@ -53,7 +46,7 @@ import TestSupport
     }
 
     @Test func malformedEntries_areRefusedNamingThem() async throws {
-        let fetch = try fetchPath()
+        let fetch = try fetchExecutablePath()
         let result = try await ChildProcess.run(fetch, ["--resolve", "example.com:443", "http://example.com/"])
         #expect(result.status != 0)
         #expect(result.errorText.contains("example.com:443"), "\(result.errorText)")
@@ -63,10 +56,8 @@ import TestSupport
 /// `fetch --version` prints what the libcurl loaded at run time offers.
 @Suite struct FetchVersionTests {
     @Test func version_printsLibcurlsProtocolsAndFeatures() async throws {
-        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("fetch")
-        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
-        let result = try await withTimeLimit(30) { try await ChildProcess.run(fetch.path, ["--version"]) }
+        let fetch = try fetchExecutablePath()
+        let result = try await withTimeLimit(30) { try await ChildProcess.run(fetch, ["--version"]) }
         #expect(result.status == 0, "\(result.errorText)")
         let lines = result.outputText.split(separator: "\n")
         #expect(lines.first?.hasPrefix("fetch (AsyncURLSession) libcurl/") == true, "\(result.outputText)")

@@ -7,11 +7,9 @@ import TestSupport
 /// tracing backend.
 @Suite struct FetchTraceTests {
     @Test func trace_showsTheSpan_eachAttempt_andLibcurlsTimings() async throws {
-        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("fetch")
-        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
+        let fetch = try fetchExecutablePath()
         try await withServer { server in
-            let result = try await ChildProcess.run(fetch.path, ["-s", "--trace", server.url("/redirect/1").absoluteString])
+            let result = try await ChildProcess.run(fetch, ["-s", "--trace", server.url("/redirect/1").absoluteString])
             #expect(result.status == 0, "\(result.errorText)")
             let trace = result.errorText
             #expect(trace.contains("span GET (client)"), "\(trace)")

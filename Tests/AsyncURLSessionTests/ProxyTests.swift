@@ -167,9 +167,7 @@ import Testing
     @Test func environmentProxies_areNotUsedUnlessAskedFor() async throws {
         // In a child process, the fetch CLI: setenv here would race with
         // the threads of every other test (and their curl subprocesses).
-        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("fetch")
-        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
+        let fetch = try fetchExecutablePath()
         try await withProxy { server, proxy in
             let url = server.url("/bytes/2").absoluteString
             let environment = ["http_proxy": proxy.url.absoluteString, "PATH": "/usr/bin:/bin"]
@@ -182,8 +180,8 @@ import Testing
         }
     }
 
-    private static func run(_ executable: URL, _ arguments: [String], environment: [String: String]) async throws -> Int32 {
-        try await ChildProcess.run(executable.path, arguments, environment: environment).status
+    private static func run(_ executable: String, _ arguments: [String], environment: [String: String]) async throws -> Int32 {
+        try await ChildProcess.run(executable, arguments, environment: environment).status
     }
 }
 

@@ -174,12 +174,10 @@ import Testing
     }
 
     @Test func fetchCLI_sendsStandardInputLines_andPrintsMessages() async throws {
-        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("fetch")
-        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
+        let fetch = try fetchExecutablePath()
         try await withServer { server in
             let result = try await ChildProcess.run(
-                fetch.path, ["-s", wsURL(server, "/ws/echo").absoluteString],
+                fetch, ["-s", wsURL(server, "/ws/echo").absoluteString],
                 input: Data("first line\nsecond line\n".utf8))
             let status = result.status
             let printed = result.outputText

@@ -66,6 +66,12 @@ public struct ClientArguments: Sendable {
         case tracing
         /// A metrics factory of the session's own (MetricsTestKit's).
         case metrics
+        /// One middleware that passes every request and response through.
+        case middleware
+        /// `RetryPolicy.standard` on a healthy server: nothing to retry.
+        case retry
+        /// A HAR recorder writing every hop to a temporary file.
+        case har
     }
 
     /// How a legacy program waits for a classic request, besides chaining

@@ -128,6 +128,15 @@ enum ClientTable {
         ClientSpec(
             name: "asyncurlsession-data+metrics", executable: "bench-asyncurlsession-data", missingHint: ours,
             extraArguments: ["--feature", "metrics"]),
+        ClientSpec(
+            name: "asyncurlsession-data+middleware", executable: "bench-asyncurlsession-data", missingHint: ours,
+            extraArguments: ["--feature", "middleware"]),
+        ClientSpec(
+            name: "asyncurlsession-data+retry", executable: "bench-asyncurlsession-data", missingHint: ours,
+            extraArguments: ["--feature", "retry"]),
+        ClientSpec(
+            name: "asyncurlsession-data+har", executable: "bench-asyncurlsession-data", missingHint: ours,
+            extraArguments: ["--feature", "har"]),
     ]
 
     /// `--features` runs the feature rows beside this client, the same with

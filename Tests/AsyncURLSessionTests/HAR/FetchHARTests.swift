@@ -6,14 +6,12 @@ import TestSupport
 /// `fetch --har FILE`: the transfer, as a HAR a browser's tools open.
 @Suite struct FetchHARTests {
     @Test func har_writesEachHopOfTheTransfer() async throws {
-        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("fetch")
-        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
+        let fetch = try fetchExecutablePath()
         try await withServer { server in
             try await withTemporaryDirectory { directory in
                 let file = directory.appendingPathComponent("fetch.har")
                 let result = try await ChildProcess.run(
-                    fetch.path,
+                    fetch,
                     ["-s", "--har", file.path, "-H", "Authorization: Bearer fetch-s3cret", server.url("/redirect/1").absoluteString])
                 #expect(result.status == 0, "\(result.errorText)")
                 #expect(result.outputText.hasPrefix("done"))
@@ -26,11 +24,9 @@ import TestSupport
     }
 
     @Test func har_inADirectoryThatIsNot_failsSayingSo() async throws {
-        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("fetch")
-        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
+        let fetch = try fetchExecutablePath()
         try await withTimeLimit {
-            let result = try await ChildProcess.run(fetch.path, ["--har", "/nonexistent-dir/x.har", "http://127.0.0.1:9/"])
+            let result = try await ChildProcess.run(fetch, ["--har", "/nonexistent-dir/x.har", "http://127.0.0.1:9/"])
             #expect(result.status != 0)
             #expect(result.errorText.contains("--har"), "\(result.errorText)")
         }

@@ -5,15 +5,8 @@ import TestSupport
 
 /// fetch's --retry, --retry-max-time and --retry-delay, with curl's names.
 @Suite struct FetchRetryTests {
-    private func fetchPath() throws -> String {
-        let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-            .appendingPathComponent("fetch")
-        try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
-        return fetch.path
-    }
-
     @Test func retry_getsTheAnswerAfterFailures() async throws {
-        let fetch = try fetchPath()
+        let fetch = try fetchExecutablePath()
         try await withServer { server in
             let result = try await ChildProcess.run(fetch, [
                 "-s", "--retry", "2", "--retry-delay", "0.01", server.url("/flaky/cli?fail=2").absoluteString,
@@ -25,7 +18,7 @@ import TestSupport
     }
 
     @Test func withoutRetry_theFailureIsTheAnswer() async throws {
-        let fetch = try fetchPath()
+        let fetch = try fetchExecutablePath()
         try await withServer { server in
             let result = try await ChildProcess.run(fetch, ["-s", server.url("/flaky/once?fail=1").absoluteString])
             #expect(String(decoding: result.output, as: UTF8.self) == "status 503")
@@ -34,7 +27,7 @@ import TestSupport
     }
 
     @Test func retryMaxTime_stopsRetriesThatWouldStartLater() async throws {
-        let fetch = try fetchPath()
+        let fetch = try fetchExecutablePath()
         try await withServer { server in
             let result = try await ChildProcess.run(fetch, [
                 "-s", "--retry", "5", "--retry-delay", "5", "--retry-max-time", "1",
@@ -46,7 +39,7 @@ import TestSupport
     }
 
     @Test func retryDelayWithoutRetry_isRefused() async throws {
-        let fetch = try fetchPath()
+        let fetch = try fetchExecutablePath()
         let result = try await ChildProcess.run(fetch, ["--retry-delay", "1", "http://127.0.0.1:1/"])
         #expect(result.status != 0)
         #expect(result.errorText.contains("--retry"))

@@ -20,9 +20,18 @@
 //            per task, with its attempt and timing events.
 //   metrics  the session's own metrics factory (swift-metrics' TestMetrics,
 //            which keeps every value): the request, duration and byte metrics.
+//   middleware  one RequestMiddleware that passes requests and responses
+//            through unchanged and counts them.
+//   retry    RetryPolicy.standard, against nginx that never fails: the cost
+//            of being ready to retry (the budget's ledger per request).
+//   har      a HARRecorder writing every hop to a temporary file (bodies up
+//            to its 1 MiB default), removed at the end.
 import AsyncURLSession
 import BenchClientSupport
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import InMemoryTracing
 import Logging
 import MetricsTestKit
@@ -37,6 +46,9 @@ public final class SessionFeature: Sendable {
     private let logCounter: LogCounter?
     private let tracer: InMemoryTracer?
     private let metrics: TestMetrics?
+    private let counter: PassThrough?
+    private let recorder: HARRecorder?
+    private let harFile: URL?
 
     /// Makes what the feature needs; for `cache`, a fresh 0700 folder in the
     /// temporary directory.
@@ -44,6 +56,15 @@ public final class SessionFeature: Sendable {
         self.feature = feature
         tracer = feature == .tracing ? InMemoryTracer() : nil
         metrics = feature == .metrics ? TestMetrics() : nil
+        counter = feature == .middleware ? PassThrough() : nil
+        if feature == .har {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(getpid())-\(UUID().uuidString).har")
+            harFile = file
+            recorder = try HARRecorder(fileURL: file)
+        } else {
+            harFile = nil
+            recorder = nil
+        }
         switch feature {
         case .cookies:
             cookieJar = CookieJar()
@@ -64,7 +85,7 @@ public final class SessionFeature: Sendable {
             cache = nil
             cacheFolder = nil
             logCounter = LogCounter()
-        case .tracing, .metrics:
+        case .tracing, .metrics, .middleware, .retry, .har:
             cookieJar = nil
             cache = nil
             cacheFolder = nil
@@ -94,6 +115,12 @@ public final class SessionFeature: Sendable {
             configuration.tracer = tracer
         case .metrics:
             configuration.metricsFactory = metrics
+        case .middleware:
+            if let counter { configuration.middleware = [counter] }
+        case .retry:
+            configuration.retryPolicy = .standard
+        case .har:
+            configuration.harRecorder = recorder
         }
     }
 
@@ -128,14 +155,31 @@ public final class SessionFeature: Sendable {
         case .metrics:
             guard let metrics else { return "no metrics factory" }
             return metrics.counters.isEmpty ? "the metrics factory made no counter" : nil
+        case .middleware:
+            let (prepared, inspected) = counter?.counts ?? (0, 0)
+            guard prepared > 0, prepared == inspected else {
+                return "the middleware prepared \(prepared) requests and inspected \(inspected) responses"
+            }
+            return nil
+        case .retry:
+            // Nothing to retry against a healthy server; the run's own
+            // checks (every response 200, every body whole) hold.
+            return nil
+        case .har:
+            guard let recorder else { return "no HAR recorder" }
+            return recorder.entryCount > 0 ? nil : "the HAR recorder wrote no entry"
         }
     }
 
     /// Log messages counted (logging only).
     public var logMessages: Int? { logCounter?.count }
 
-    /// Removes the cache's temporary folder, if any.
+    /// Removes the cache's temporary folder and the HAR file, if any.
     public func removeFiles() {
+        if let harFile {
+            recorder?.close()
+            try? FileManager.default.removeItem(at: harFile)
+        }
         guard let cacheFolder else { return }
         try? FileManager.default.removeItem(at: cacheFolder)
     }
@@ -164,5 +208,27 @@ struct CountingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         counter.add()
+    }
+}
+
+/// A middleware that changes nothing and counts what it saw.
+final class PassThrough: RequestMiddleware, Sendable {
+    private let prepared = Atomic<Int>(0)
+    private let inspected = Atomic<Int>(0)
+
+    func prepare(_ request: URLRequest, attempt: MiddlewareAttempt) async throws -> MiddlewareRequestStep {
+        prepared.add(1, ordering: .relaxed)
+        return .send(request)
+    }
+
+    func inspect(_ response: HTTPURLResponse, request: URLRequest, attempt: MiddlewareAttempt) async throws
+        -> MiddlewareResponseStep
+    {
+        inspected.add(1, ordering: .relaxed)
+        return .accept
+    }
+
+    var counts: (prepared: Int, inspected: Int) {
+        (prepared.load(ordering: .relaxed), inspected.load(ordering: .relaxed))
     }
 }
