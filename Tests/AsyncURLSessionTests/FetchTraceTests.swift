@@ -6,7 +6,7 @@ import TestSupport
 /// `fetch --trace`: a person sees where a transfer's time went, without a
 /// tracing backend.
 @Suite struct FetchTraceTests {
-    @Test func trace_showsTheSpan_eachAttempt_andLibcurlsTimings() async throws {
+    @Test func trace_showsTheTasksSpan_aClientSpanPerHop_andLibcurlsTimings() async throws {
         let fetch = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
             .appendingPathComponent("fetch")
         try #require(FileManager.default.isExecutableFile(atPath: fetch.path), "build the fetch product first")
@@ -14,8 +14,8 @@ import TestSupport
             let result = try await ChildProcess.run(fetch.path, ["-s", "--trace", server.url("/redirect/1").absoluteString])
             #expect(result.status == 0, "\(result.errorText)")
             let trace = result.errorText
-            #expect(trace.contains("span GET (client)"), "\(trace)")
-            #expect(trace.components(separatedBy: "http.attempt").count - 1 == 2, "\(trace)")
+            #expect(trace.contains("span GET (internal)"), "\(trace)")
+            #expect(trace.components(separatedBy: "  span GET (client)").count - 1 == 2, "\(trace)")
             #expect(trace.contains("first_byte"))
             #expect(trace.contains("http.response.status_code = 302"))
             #expect(trace.contains("http.response.status_code = 200"))
