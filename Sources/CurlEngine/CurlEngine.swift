@@ -146,6 +146,14 @@ package final class CurlEngine: Sendable {
         }
     }
 
+    /// Counts the pool of a session opened without a pool observer, from
+    /// now on, on each of its engine threads.
+    package func observePool(_ id: EngineSessionID, observer: any ConnectionPoolObserver) {
+        for index in 0..<id.shardCount {
+            shards[index].commands.enqueue(.observePool(id, observer))
+        }
+    }
+
     /// Cancels the session's transfers and frees its handles.
     package func closeSession(_ id: EngineSessionID) {
         for index in 0..<id.shardCount {

@@ -64,9 +64,10 @@ import Tracing
         }
     }
 
-    /// The transport's requests are session tasks: each is the same HTTP
-    /// client span, under the generated client's caller's span.
-    @Test func request_isOneClientSpan_underTheCallersSpan() async throws {
+    /// The transport's requests are session tasks: each is the same task
+    /// span (under the generated client's caller's span) with an HTTP client
+    /// span per request beneath it.
+    @Test func request_isATaskSpanUnderTheCallersSpan_withAClientSpan() async throws {
         try await withServer { server in
             let tracer = InMemoryTracer()
             var configuration = SessionConfiguration.ephemeral
@@ -79,18 +80,26 @@ import Tracing
             }
             #expect(data.count == 100)
             // The task's span ends with its body, read above.
-            for _ in 0..<500 where tracer.finishedSpans.filter({ $0.kind == .client }).isEmpty {
+            func tasks() -> [FinishedInMemorySpan] {
+                tracer.finishedSpans.filter { $0.kind == .internal && $0.operationName == "GET" }
+            }
+            for _ in 0..<500 where tasks().isEmpty {
                 try await Task.sleep(for: .milliseconds(10))
             }
+            try #require(tasks().count == 1, "\(tracer.finishedSpans.map(\.operationName))")
+            let task = tasks()[0]
+            #expect(task.parentSpanID == parent)
             let spans = tracer.finishedSpans.filter { $0.kind == .client }
             try #require(spans.count == 1, "\(spans.map(\.operationName))")
             let span = spans[0]
             #expect(span.operationName == "GET")
-            #expect(span.parentSpanID == parent)
-            #expect(span.attributes["http.request.method"]?.toSpanAttribute() == .string("GET"))
-            #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
-            #expect(span.attributes["url.full"]?.toSpanAttribute() == .string(server.url("/bytes/100").absoluteString))
-            #expect(span.status == nil)
+            #expect(span.parentSpanID == task.spanID)
+            for span in [task, span] {
+                #expect(span.attributes["http.request.method"]?.toSpanAttribute() == .string("GET"))
+                #expect(span.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
+                #expect(span.attributes["url.full"]?.toSpanAttribute() == .string(server.url("/bytes/100").absoluteString))
+                #expect(span.status == nil)
+            }
         }
     }
 

@@ -4,11 +4,15 @@ import Foundation
 import FoundationNetworking
 #endif
 import LoopbackServer
+import Metrics
 import MetricsTestKit
 import Testing
 
-/// Issue 47: a session's connection-pool gauges (swift-metrics meters)
-/// against the loopback server, with a TestMetrics of the session's own.
+/// Issues 47 and 58: a session's connection-pool meters, as OpenTelemetry's
+/// `http.client.open_connections` (a swift-metrics meter per
+/// `http.connection.state`, `active` and `idle`) and
+/// `http.client.connection.duration`, against the loopback server, with a
+/// TestMetrics of the session's own.
 /// The engine tells them at the end of the turn that changed them, before
 /// that turn's completions; a test still waits (bounded) for a value after
 /// an invalidation, which the engine serves on its own.
@@ -22,14 +26,41 @@ import Testing
             return configuration
         }
 
-        /// The meter's current value, 0 before anything moved it.
-        func value(_ name: String) -> Double {
-            (try? metrics.expectMeter("asyncurlsession." + name))?.lastValue ?? 0
+        static let openIdentity = [
+            ("unit", "{connection}"),
+            ("description", "Number of outbound HTTP connections that are currently active or idle on the client."),
+        ]
+        static let waitingIdentity = [
+            ("unit", "{request}"), ("description", "Requests waiting for a connection of the pool."),
+        ]
+
+        func meter(_ name: String) -> TestMeter? {
+            switch name {
+            case "active", "idle":
+                try? metrics.expectMeter(
+                    "http.client.open_connections", [("http.connection.state", name)] + Self.openIdentity)
+            default:
+                try? metrics.expectMeter("asyncurlsession." + name, Self.waitingIdentity)
+            }
         }
+
+        /// The meter's current value, 0 before anything moved it: `active`
+        /// and `idle` connections, or `requests.waiting_for_connection`.
+        func value(_ name: String) -> Double {
+            meter(name)?.lastValue ?? 0
+        }
+
+        /// The open connections, active or idle.
+        var open: Double { value("active") + value("idle") }
 
         /// Every value the meter took, in order.
         func history(_ name: String) -> [Double] {
-            (try? metrics.expectMeter("asyncurlsession." + name))?.values ?? []
+            meter(name)?.values ?? []
+        }
+
+        /// The lifetimes of the connections closed so far, in nanoseconds.
+        var closedDurations: [Int64] {
+            metrics.timers.filter { $0.label == "http.client.connection.duration" }.flatMap(\.values)
         }
 
         /// Waits up to 10 s (scaled) for `condition`; returns whether it held.
@@ -48,18 +79,19 @@ import Testing
         try await withServer { server in
             let session = Session(configuration: pool.configuration())
             let (first, _) = try await session.data(from: server.url("/connection"))
-            #expect(pool.value("connections.open") == 1)
-            #expect(pool.value("connections.idle") == 1)
-            #expect(pool.value("connections.in_use") == 0)
+            #expect(pool.open == 1)
+            #expect(pool.value("idle") == 1)
+            #expect(pool.value("active") == 0)
             let (second, _) = try await session.data(from: server.url("/connection"))
             #expect(first == second, "the second request reused the first one's connection")
-            #expect(pool.value("connections.open") == 1)
-            #expect(pool.value("connections.idle") == 1)
-            #expect(pool.value("connections.in_use") == 0)
+            #expect(pool.open == 1)
+            #expect(pool.value("idle") == 1)
+            #expect(pool.value("active") == 0)
             #expect(pool.value("requests.waiting_for_connection") == 0)
-            // In use once per request, never two connections.
-            #expect(pool.history("connections.in_use").max() == 1)
-            #expect(pool.history("connections.open").max() == 1)
+            // In use once per request, never two connections (none closed).
+            #expect(pool.history("active").max() == 1)
+            #expect(pool.history("idle").max() == 1)
+            #expect(pool.closedDurations.isEmpty)
         }
     }
 
@@ -81,9 +113,9 @@ import Testing
             let waiting = pool.history("requests.waiting_for_connection")
             #expect((waiting.max() ?? 0) >= 3, "waiting: \(waiting)")
             #expect(waiting.last == 0)
-            #expect(pool.history("connections.open").max() == 1, "the limit held")
-            #expect(pool.history("connections.in_use").max() == 1)
-            #expect(pool.value("connections.idle") == 1)
+            #expect(pool.history("active").max() == 1, "the limit held")
+            #expect(pool.history("idle").max() == 1)
+            #expect(pool.value("idle") == 1)
         }
     }
 
@@ -92,12 +124,20 @@ import Testing
         try await withServer { server in
             let session = Session(configuration: pool.configuration())
             _ = try await session.data(from: server.url("/bytes/10"))
-            #expect(pool.value("connections.open") == 1)
+            #expect(pool.open == 1)
+            #expect(pool.closedDurations.isEmpty)
             session.finishTasksAndInvalidate()
-            let closed = try await pool.eventually { pool.value("connections.open") == 0 }
+            let closed = try await pool.eventually { pool.open == 0 }
             #expect(closed)
-            #expect(pool.value("connections.idle") == 0)
-            #expect(pool.value("connections.in_use") == 0)
+            #expect(pool.value("idle") == 0)
+            #expect(pool.value("active") == 0)
+            // Its lifetime, in seconds in swift-otel (a Timer).
+            let measured = try await pool.eventually { pool.closedDurations.count == 1 }
+            #expect(measured)
+            #expect(pool.closedDurations.allSatisfy { $0 > 0 })
+            let identity = pool.metrics.timers.first { $0.label == "http.client.connection.duration" }
+                .map { Dictionary($0.dimensions, uniquingKeysWith: { a, _ in a }) }
+            #expect(identity?["unit"] == "s")
         }
     }
 
@@ -112,8 +152,8 @@ import Testing
             let filled = try await pool.eventually { task.countOfBytesReceived >= 1 << 20 }
             #expect(filled)
             try await Task.sleep(for: .milliseconds(200))
-            #expect(pool.value("connections.in_use") == 1)
-            #expect(pool.value("connections.idle") == 0)
+            #expect(pool.value("active") == 1)
+            #expect(pool.value("idle") == 0)
             task.cancel()
         }
     }
@@ -123,5 +163,28 @@ import Testing
     /// pre-request callback, one nil check in the socket callback).
     @Test func sessionWithoutAFactory_hasNoPoolObserver() {
         #expect(PoolMetrics.make(for: testConfiguration()) == nil)
+    }
+
+    /// Issue 58: a session made before a metrics backend is bootstrapped
+    /// (`Session.shared`, say) gets its pool meters at its first task made
+    /// once there is one (bound task-locally here, as `MetricsSystem.factory`
+    /// reads a binding first).
+    @Test func sessionMadeBeforeTheBackend_getsItsPoolMeters_atItsFirstTaskAfterIt() async throws {
+        let pool = Pool()
+        try await withServer { server in
+            // Made with no backend: its pool has no meters.
+            let session = Session(configuration: testConfiguration())
+            #expect(pool.metrics.meters.isEmpty)
+            let url = server.url("/connection")
+            try await withMetricsFactory(pool.metrics) {
+                _ = try await session.data(from: url)
+            }
+            // The first task made with one gave the pool its meters before
+            // its request went out: its connection counts, idle now.
+            #expect(pool.open == 1, "\(pool.metrics.meters.map(\.label))")
+            #expect(pool.value("idle") == 1)
+            #expect(pool.history("active").max() == 1)
+            #expect(pool.history("requests.waiting_for_connection").max() == 1)
+        }
     }
 }

@@ -9,9 +9,9 @@ import Tracing
 import FoundationNetworking
 #endif
 
-/// Issue 47 for background sessions: the program that made a background
-/// task sees it as one client span, as a foreground task, while the agent
-/// runs its transfer.
+/// Issues 47 and 58 for background sessions: the program that made a
+/// background task sees it as a task span with one client span, as a
+/// foreground task, while the agent runs its transfer.
 @Suite struct BackgroundTracingTests {
     @Test func aBackgroundDownload_isOneClientSpanInTheProgram() async throws {
         try await withServer(timeLimit: 90) { server in
@@ -38,6 +38,10 @@ import FoundationNetworking
                 Issue.record("the span has no status code: \(span.attributes)")
             }
             #expect(span.status?.code != .error)
+            // Beneath the task's span (issue 58), as a foreground task's request.
+            let tasks = tracer.finishedSpans.filter { $0.kind == .internal }
+            #expect(tasks.count == 1)
+            #expect(span.parentSpanID == tasks.first?.spanID)
         }
     }
 }

@@ -13,6 +13,9 @@ import FoundationNetworking
 enum RequestPreparation {
     /// URLRequest's default `timeoutInterval`; any other value is the caller's.
     static let defaultRequestTimeout: TimeInterval = 60
+    /// What libcurl sends as `User-Agent` when neither the request nor the
+    /// configuration names one (and what traces report then).
+    static let defaultUserAgent = "AsyncURLSession"
 
     /// The idle timeout of a hop: the request's own `timeoutInterval` when
     /// it set one, else the configuration's.
@@ -168,7 +171,7 @@ enum RequestPreparation {
                     floor: Int64(max(0, configuration.decompressionLimitFloor)))
                 : nil,
             acceptEncoding: acceptEncoding,
-            userAgent: hasUserAgent ? nil : "AsyncURLSession",
+            userAgent: hasUserAgent ? nil : defaultUserAgent,
             authentication: credential.flatMap(authentication(for:)),
             route: route))
     }

@@ -9,30 +9,38 @@ import ServiceContextModule
 import Synchronization
 import Tracing
 
-/// One task's span and metrics (issue 47): made when the task is made,
-/// only when a tracer, an instrument or a metrics factory is in use (the
-/// configuration's, else the bootstrapped one); a task without any holds
-/// nil, and each hook is one nil check, as for `TaskLog`.
+/// One task's spans and metrics (issues 47, 58): made when the task is
+/// made, only when a tracer, an instrument or a metrics factory is in use
+/// (the configuration's, else the bootstrapped one); a task without any
+/// holds nil, and each hook is one nil check, as for `TaskLog`.
 ///
-/// The task's span is an OpenTelemetry HTTP client span (stable semantic
-/// conventions); each attempt on the wire (a redirect hop, an
-/// authentication retry, a cache hit) is an `http.attempt` event on it,
-/// and libcurl's timings of each attempt are timed events (`dns`,
-/// `connect`, `tls`, `first_byte`). Trace headers go into every hop's
-/// request through the instrument, to the task's origin only unless the
-/// configuration's `propagatesTraceContextAcrossOrigins` says otherwise.
+/// Span layout (OpenTelemetry's HTTP span conventions, stable: "each time
+/// an HTTP request is resent, a new HTTP client span SHOULD be created"):
+/// the task's span is the logical operation, of kind INTERNAL, from
+/// `resume()` to the task's end, under the creator's span; beneath it, one
+/// CLIENT span per request on the wire (a redirect hop, an authentication
+/// resend, a retry), with its own `url.full`, `server.*`, status, resend
+/// count and libcurl's timings as events, and the trace headers that
+/// request carries name that span. A response taken from the cache is an
+/// INTERNAL hop span (no request went out). The metrics follow the client
+/// spans (`HTTPClientMetrics`).
+///
+/// Trace headers go to the task's origin only unless the configuration's
+/// `propagatesTraceContextAcrossOrigins` says otherwise.
 final class TaskObservation: Sendable {
-    /// Starts the task's span when it is resumed; nil when only metrics
-    /// (or only an instrument) are on.
-    private let tracer: (any Tracer)?
+    /// Starts the spans; nil when only metrics (or only an instrument) are on.
+    let tracer: (any Tracer)?
     /// Injects trace headers: the configuration's tracer, else the
     /// bootstrapped instrument; nil when neither is in use.
     private let instrument: (any Instrument)?
-    /// The task's creator's context (task-local), the span's parent.
+    /// The task's creator's context (task-local), the task span's parent.
     private let parent: ServiceContext
-    private let metrics: MetricsRecorder?
+    let metrics: HTTPClientMetrics?
     private let request: URLRequest
     private let acrossOrigins: Bool
+    /// The configuration's `User-Agent`, else the one the engine sends
+    /// (for `user_agent.original` when the request names none).
+    let userAgent: String
     private let state = Mutex(State())
 
     private struct State {
@@ -41,9 +49,11 @@ final class TaskObservation: Sendable {
         var startedAt: ContinuousClock.Instant?
         /// Attempts on the wire (hops launched), cache hits included.
         var attempts = 0
-        var currentURL: String?
-        var currentMethod: String?
-        var via: String?
+        /// The hop under way (between `hop` and `hopEnded`).
+        var hop: OpenHop?
+        /// The hop stopped in its TLS handshake for a decision and goes
+        /// out again as the same request: its next `hop` reuses it.
+        var hopResumes = false
         var status: Int?
         var protocolVersion: String?
         var cacheHit = false
@@ -84,13 +94,11 @@ final class TaskObservation: Sendable {
         self.instrument = instrument
         acrossOrigins = configuration.propagatesTraceContextAcrossOrigins
         parent = ServiceContext.current ?? .topLevel
-        let method = request.httpMethod ?? "GET"
-        let url = request.url
+        userAgent = configuration.httpAdditionalHeaders.first { $0.key.lowercased() == "user-agent" }?.value
+            ?? RequestPreparation.defaultUserAgent
         metrics = factory.map {
-            MetricsRecorder(
-                factory: $0, prefix: configuration.metricsPrefix,
-                method: Self.knownMethods.contains(method) ? method : "_OTHER",
-                scheme: url?.scheme?.lowercased() ?? "", host: configuration.metricsIncludeHost ? url?.host : nil)
+            HTTPClientMetrics(
+                factory: $0, prefix: configuration.metricsPrefix, includesServer: configuration.metricsIncludeHost)
         }
     }
 
@@ -125,20 +133,19 @@ final class TaskObservation: Sendable {
         }
     }
 
-    /// Whether hops' timings are wanted (the engine then reads them from
-    /// libcurl even when no one else can see the task's metrics).
-    var tracesHops: Bool { tracer != nil }
+    /// Whether hops' timings and sizes are wanted (the engine then reads
+    /// them from libcurl even when no one else can see the task's metrics).
+    var wantsHopMetrics: Bool { tracer != nil || metrics != nil }
 
     // MARK: Hooks (beside the task log's)
 
     /// The task was resumed (`log?.started`): its span starts.
     func started() {
-        metrics?.started()
         let span = tracer.map { tracer in
             let method = request.httpMethod ?? "GET"
             let known = Self.knownMethods.contains(method)
             let url = request.url
-            let span = tracer.startSpan(known ? method : "HTTP", context: parent, ofKind: .client)
+            let span = tracer.startSpan(known ? method : "HTTP", context: parent, ofKind: .internal)
             span.updateAttributes { attributes in
                 attributes["http.request.method"] = SpanAttribute.string(known ? method : "_OTHER")
                 if !known { attributes["http.request.method_original"] = SpanAttribute.string(method) }
@@ -155,36 +162,53 @@ final class TaskObservation: Sendable {
         }
     }
 
-    /// A hop goes out (`log?.hop`): counted, and the trace headers put on
-    /// the request `request` (the one prepared for the wire), unless it goes
-    /// to another origin than the task's and the configuration keeps them
-    /// to the task's origin.
+    /// A hop goes out (`log?.hop`): its span starts (a client span, or an
+    /// internal one for a cache hit), it counts as an active request, and
+    /// the trace headers naming its span are put on `request` (the one
+    /// prepared for the wire), unless it goes to another origin than the
+    /// task's and the configuration keeps them to the task's origin.
     func hop(_ request: inout URLRequest, via: String) {
-        let url = tracer == nil ? nil : request.url.map(TaskLog.traceURL)
-        let span = state.withLock { state -> (any Span)? in
+        let (taskSpan, resumed, resendCount, unended) = state.withLock {
+            state -> ((any Span)?, OpenHop?, Int, OpenHop?) in
             state.attempts += 1
-            state.currentURL = url
-            state.currentMethod = request.httpMethod ?? "GET"
-            state.via = via
-            state.status = nil
-            return state.span
+            if state.hopResumes, let hop = state.hop {
+                state.hopResumes = false
+                return (state.span, hop, 0, nil)
+            }
+            let unended = state.hop
+            state.hop = nil
+            state.hopResumes = false
+            return (state.span, nil, state.attempts - 1, unended)
+        }
+        // A hop the task left without telling its end (it cannot: each
+        // launch ends in `hopEnded`): ended here so its span is not lost.
+        if let unended { end(unended, transfer: nil, error: nil) }
+        let hop: OpenHop
+        if let resumed {
+            hop = resumed
+        } else {
+            hop = startHop(request, via: via, resendCount: resendCount, under: taskSpan?.context ?? parent)
+            state.withLock { $0.hop = hop }
         }
         guard let instrument, via != "cache" else { return }
         guard acrossOrigins || RedirectPolicy.sameOrigin(self.request.url, request.url) else { return }
-        instrument.inject(span?.context ?? parent, into: &request, using: URLRequestHeaderInjector())
+        instrument.inject(hop.span?.context ?? taskSpan?.context ?? parent, into: &request, using: URLRequestHeaderInjector())
     }
 
     /// The hop stopped in its TLS handshake for a decision (a server-trust
     /// or client-certificate challenge, or the handshake that names what is
     /// wrong with a certificate): nothing was sent, and the hop starts
     /// again, so it is not an attempt (as it is not a transaction in the
-    /// task's metrics).
+    /// task's metrics), and its span goes on.
     func hopStoppedForTLS() {
-        state.withLock { $0.attempts -= 1 }
+        state.withLock { state in
+            state.attempts -= 1
+            state.hopResumes = true
+        }
     }
 
-    /// The retry policy sends the request again: an `http.retry` event
-    /// naming the attempt to come, its delay and why.
+    /// The retry policy sends the request again: an `http.retry` event on
+    /// the task's span naming the attempt to come, its delay and why.
     func retrying(_ attempt: RetryAttempt) {
         guard let span = state.withLock({ $0.span }) else { return }
         var attributes: SpanAttributes = [:]
@@ -199,13 +223,16 @@ final class TaskObservation: Sendable {
         span.addEvent(SpanEvent(name: "http.retry", attributes: attributes))
     }
 
-    /// A response head arrived (`log?.response`).
+    /// A response head arrived (`log?.response`), for the hop under way.
     func response(status: Int, httpVersion: String) {
+        var version = Substring(httpVersion)
+        if version.hasPrefix("HTTP/") { version = version.dropFirst(5) }
+        let protocolVersion = version.isEmpty ? nil : String(version)
         state.withLock { state in
             state.status = status
-            var version = Substring(httpVersion)
-            if version.hasPrefix("HTTP/") { version = version.dropFirst(5) }
-            if !version.isEmpty { state.protocolVersion = String(version) }
+            if let protocolVersion { state.protocolVersion = protocolVersion }
+            state.hop?.status = status
+            if let protocolVersion { state.hop?.protocolVersion = protocolVersion }
         }
     }
 
@@ -214,197 +241,71 @@ final class TaskObservation: Sendable {
         state.withLock { $0.cacheHit = true }
     }
 
-    /// A hop's transfer ended: an `http.attempt` event, and libcurl's
-    /// timings of it as timed events.
-    func hopEnded(metrics hop: TransferMetrics?, error: URLError?) {
-        let (span, attempt, url, method, via, status) = state.withLock {
-            ($0.span, $0.attempts - 1, $0.currentURL, $0.currentMethod, $0.via, $0.status)
+    /// A hop's transfer ended: its span ends, with libcurl's timings of it
+    /// as timed events, and its request is measured.
+    func hopEnded(metrics transfer: TransferMetrics?, error: URLError?) {
+        let hop = state.withLock { state -> OpenHop? in
+            defer {
+                state.hop = nil
+                state.hopResumes = false
+            }
+            return state.hop
         }
-        guard let span else { return }
-        var attributes: SpanAttributes = [:]
-        if let method { attributes["http.request.method"] = SpanAttribute.string(method) }
-        if let url { attributes["url.full"] = SpanAttribute.string(url) }
-        if attempt > 0 { attributes["http.request.resend_count"] = SpanAttribute.int64(Int64(attempt)) }
-        if let status { attributes["http.response.status_code"] = SpanAttribute.int64(Int64(status)) }
-        if let via { attributes["asyncurlsession.via"] = SpanAttribute.string(via) }
-        if let error { attributes["error.type"] = SpanAttribute.string(Self.name(of: error.code)) }
-        guard let hop, hop.total > 0 || hop.firstByte != nil else {
-            span.addEvent(SpanEvent(name: "http.attempt", attributes: attributes))
-            return
-        }
-        if let address = hop.remoteAddress { attributes["network.peer.address"] = SpanAttribute.string(address) }
-        if let port = hop.remotePort { attributes["network.peer.port"] = SpanAttribute.int64(Int64(port)) }
-        attributes["asyncurlsession.connection_reused"] = SpanAttribute.bool(hop.reusedConnection)
-        let start = hop.fetchStart.timeIntervalSince1970
-        func instant(_ offset: Double) -> DefaultTracerClock.Instant {
-            DefaultTracerClock.Instant(nanosecondsSinceEpoch: UInt64(max(0, (start + offset) * 1e9)))
-        }
-        let timings: [(String, Double?)] = [
-            ("dns", hop.domainLookup), ("connect", hop.connect), ("tls", hop.secureConnection),
-            ("first_byte", hop.firstByte),
-        ]
-        for (name, offset) in timings {
-            guard let offset, offset > 0 else { continue }
-            attributes["asyncurlsession.timing.\(name)"] = SpanAttribute.double(offset)
-            span.addEvent(SpanEvent(name: name, at: instant(offset)))
-        }
-        attributes["asyncurlsession.timing.total"] = SpanAttribute.double(hop.total)
-        span.addEvent(SpanEvent(name: "http.attempt", at: instant(hop.total), attributes: attributes))
+        guard let hop else { return }
+        end(hop, transfer: transfer, error: error)
     }
 
     /// The task ended (`log?.ended`); a second call does nothing.
     func ended(error: URLError?, bytesSent: Int64, bytesReceived: Int64, redirects: Int) {
-        let (span, startedAt, status, version, cacheHit, attempts, first) = state.withLock { state in
+        let (span, hop, stoppedForTLS, status, version, cacheHit, attempts, first) = state.withLock { state in
             defer {
                 state.ended = true
                 state.span = nil
+                state.hop = nil
             }
             return (
-                state.span, state.startedAt, state.status, state.protocolVersion, state.cacheHit, state.attempts,
-                !state.ended
+                state.span, state.hop, state.hopResumes, state.status, state.protocolVersion, state.cacheHit,
+                state.attempts, !state.ended
             )
         }
-        guard first, let startedAt else { return }
+        guard first else { return }
+        if let hop {
+            if stoppedForTLS {
+                // Its handshake stopped for a decision and it never went
+                // out again: it sent nothing, so it is no request.
+                abandon(hop)
+            } else {
+                // Still under way: it ends with the task (an error before
+                // its transfer started, or a cancel that never reached the
+                // engine).
+                end(hop, transfer: nil, error: error)
+            }
+        }
+        if cacheHit, let metrics {
+            metrics.cacheHit(metrics.attributes(method: request.httpMethod ?? "GET", url: request.url))
+        }
+        guard let span else { return }
         let failed = status.map { $0 >= 400 } ?? false
-        if let span {
-            span.updateAttributes { attributes in
-                if let status { attributes["http.response.status_code"] = SpanAttribute.int64(Int64(status)) }
-                if attempts > 1 { attributes["http.request.resend_count"] = SpanAttribute.int64(Int64(attempts - 1)) }
-                if let version {
-                    attributes["network.protocol.name"] = "http"
-                    attributes["network.protocol.version"] = SpanAttribute.string(version)
-                }
-                if let error {
-                    attributes["error.type"] = SpanAttribute.string(Self.name(of: error.code))
-                } else if failed, let status {
-                    attributes["error.type"] = SpanAttribute.string(String(status))
-                }
+        span.updateAttributes { attributes in
+            if let status { attributes["http.response.status_code"] = SpanAttribute.int64(Int64(status)) }
+            if attempts > 1 { attributes["http.request.resend_count"] = SpanAttribute.int64(Int64(attempts - 1)) }
+            if let version {
+                attributes["network.protocol.name"] = "http"
+                attributes["network.protocol.version"] = SpanAttribute.string(version)
             }
             if let error {
-                span.recordError(error)
-                span.setStatus(SpanStatus(code: .error, message: Self.name(of: error.code)))
-            } else if failed {
-                span.setStatus(SpanStatus(code: .error))
+                attributes["error.type"] = SpanAttribute.string(Self.name(of: error.code))
+            } else if failed, let status {
+                attributes["error.type"] = SpanAttribute.string(String(status))
             }
-            span.end()
-        }
-        metrics?.finished(
-            status: status, error: error, duration: startedAt.duration(to: .now), bytesSent: bytesSent,
-            bytesReceived: bytesReceived, redirects: redirects, cacheHit: cacheHit)
-    }
-
-    /// A `URLError.Code`'s name (`timedOut`), for `error.type` and the
-    /// errors metric; the raw value for a code without one here.
-    static func name(of code: URLError.Code) -> String {
-        switch code {
-        case .cancelled: "cancelled"
-        case .timedOut: "timedOut"
-        case .badURL: "badURL"
-        case .unsupportedURL: "unsupportedURL"
-        case .cannotFindHost: "cannotFindHost"
-        case .cannotConnectToHost: "cannotConnectToHost"
-        case .networkConnectionLost: "networkConnectionLost"
-        case .dnsLookupFailed: "dnsLookupFailed"
-        case .httpTooManyRedirects: "httpTooManyRedirects"
-        case .resourceUnavailable: "resourceUnavailable"
-        case .notConnectedToInternet: "notConnectedToInternet"
-        case .redirectToNonExistentLocation: "redirectToNonExistentLocation"
-        case .badServerResponse: "badServerResponse"
-        case .userCancelledAuthentication: "userCancelledAuthentication"
-        case .userAuthenticationRequired: "userAuthenticationRequired"
-        case .zeroByteResource: "zeroByteResource"
-        case .cannotDecodeRawData: "cannotDecodeRawData"
-        case .cannotDecodeContentData: "cannotDecodeContentData"
-        case .cannotParseResponse: "cannotParseResponse"
-        case .dataLengthExceedsMaximum: "dataLengthExceedsMaximum"
-        case .secureConnectionFailed: "secureConnectionFailed"
-        case .serverCertificateHasBadDate: "serverCertificateHasBadDate"
-        case .serverCertificateUntrusted: "serverCertificateUntrusted"
-        case .serverCertificateHasUnknownRoot: "serverCertificateHasUnknownRoot"
-        case .serverCertificateNotYetValid: "serverCertificateNotYetValid"
-        case .clientCertificateRejected: "clientCertificateRejected"
-        case .clientCertificateRequired: "clientCertificateRequired"
-        case .cannotLoadFromNetwork: "cannotLoadFromNetwork"
-        case .cannotCreateFile: "cannotCreateFile"
-        case .cannotOpenFile: "cannotOpenFile"
-        case .cannotCloseFile: "cannotCloseFile"
-        case .cannotWriteToFile: "cannotWriteToFile"
-        case .cannotRemoveFile: "cannotRemoveFile"
-        case .cannotMoveFile: "cannotMoveFile"
-        case .downloadDecodingFailedMidStream: "downloadDecodingFailedMidStream"
-        case .downloadDecodingFailedToComplete: "downloadDecodingFailedToComplete"
-        case .fileDoesNotExist: "fileDoesNotExist"
-        case .fileIsDirectory: "fileIsDirectory"
-        case .noPermissionsToReadFile: "noPermissionsToReadFile"
-        case .requestBodyStreamExhausted: "requestBodyStreamExhausted"
-        case .backgroundSessionWasDisconnected: "backgroundSessionWasDisconnected"
-        case .unknown: "unknown"
-        default: String(code.rawValue)
-        }
-    }
-}
-
-/// Trace headers into a hop's request.
-struct URLRequestHeaderInjector: Injector {
-    func inject(_ value: String, forKey key: String, into request: inout URLRequest) {
-        request.setValue(value, forHTTPHeaderField: key)
-    }
-}
-
-/// One task's metrics, made only with a factory in use; metric objects are
-/// made when a value is recorded (a backend caches its handlers by label
-/// and dimensions).
-struct MetricsRecorder: Sendable {
-    let factory: any MetricsFactory
-    let prefix: String
-    /// method, scheme (and host when the configuration allows).
-    let dimensions: [(String, String)]
-
-    init(factory: any MetricsFactory, prefix: String, method: String, scheme: String, host: String?) {
-        self.factory = factory
-        self.prefix = prefix
-        var dimensions = [("method", method), ("scheme", scheme)]
-        if let host { dimensions.append(("host", host)) }
-        self.dimensions = dimensions
-    }
-
-    func started() {
-        Counter(label: prefix + ".requests.started", dimensions: dimensions, factory: factory).increment()
-    }
-
-    func finished(
-        status: Int?, error: URLError?, duration: Duration, bytesSent: Int64, bytesReceived: Int64, redirects: Int,
-        cacheHit: Bool
-    ) {
-        var finished = dimensions
-        finished.append(("status_class", error != nil ? "error" : Self.statusClass(status)))
-        Counter(label: prefix + ".requests.finished", dimensions: finished, factory: factory).increment()
-        let (seconds, attoseconds) = duration.components
-        Timer(label: prefix + ".request.duration", dimensions: finished, factory: factory)
-            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        if bytesSent > 0 {
-            Counter(label: prefix + ".bytes.sent", dimensions: dimensions, factory: factory).increment(by: bytesSent)
-        }
-        if bytesReceived > 0 {
-            Counter(label: prefix + ".bytes.received", dimensions: dimensions, factory: factory)
-                .increment(by: bytesReceived)
         }
         if let error {
-            var errorDimensions = dimensions
-            errorDimensions.append(("error", TaskObservation.name(of: error.code)))
-            Counter(label: prefix + ".errors", dimensions: errorDimensions, factory: factory).increment()
+            let readable = SpanError.URLError(error)
+            span.recordError(readable)
+            span.setStatus(SpanStatus(code: .error, message: readable.reason))
+        } else if failed {
+            span.setStatus(SpanStatus(code: .error))
         }
-        if redirects > 0 {
-            Counter(label: prefix + ".redirects", dimensions: dimensions, factory: factory)
-                .increment(by: Int64(redirects))
-        }
-        if cacheHit {
-            Counter(label: prefix + ".cache.hits", dimensions: dimensions, factory: factory).increment()
-        }
-    }
-
-    static func statusClass(_ status: Int?) -> String {
-        guard let status, (100..<600).contains(status) else { return "none" }
-        return "\(status / 100)xx"
+        span.end()
     }
 }

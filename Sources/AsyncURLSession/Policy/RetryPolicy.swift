@@ -25,8 +25,8 @@ import Foundation
 /// or the resource timeout. A `budget` keeps a failing origin from
 /// receiving much more than its usual load.
 ///
-/// Every attempt is a transaction of the task's metrics and an
-/// `http.attempt` event of its span; an events consumer sees
+/// Every attempt is a transaction of the task's metrics and a client span
+/// of its own beneath the task's span; an events consumer sees
 /// `.retrying(RetryAttempt)` between two attempts, a delegate
 /// `task(_:willRetry:)`.
 public struct RetryPolicy: Sendable, Hashable {

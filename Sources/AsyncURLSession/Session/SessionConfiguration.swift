@@ -176,12 +176,13 @@ public struct SessionConfiguration: Sendable {
     public var logger: Logger?
 
     /// The tracer of this session's tasks (swift-distributed-tracing): each
-    /// task makes an HTTP client span, and trace headers go out with each
-    /// hop. nil (the default): the one bootstrapped with
+    /// task makes a span (the logical operation) with an HTTP client span
+    /// per request it sends beneath it, and trace headers naming that
+    /// client span go out with each request. nil (the default): the one bootstrapped with
     /// `InstrumentationSystem.bootstrap`, if any. With neither, tasks make
     /// no span and inject nothing, at no cost. Set for tests, or to trace
     /// one session with a tracer of its own. See "Tracing and metrics" in
-    /// the README for the span's attributes and events.
+    /// the README for the spans' attributes and events.
     public var tracer: (any Tracer)?
 
     /// Whether trace headers also go to a hop whose origin (scheme, host,
@@ -190,24 +191,32 @@ public struct SessionConfiguration: Sendable {
     /// party learns nothing of the caller's trace.
     public var propagatesTraceContextAcrossOrigins: Bool = false
 
-    /// The metrics factory of this session's tasks (swift-metrics): request
-    /// counts, durations, bytes, errors, redirects and cache hits; and of
-    /// its connection pool: `connections.open`, `connections.idle`,
-    /// `connections.in_use` and `requests.waiting_for_connection` (meters,
-    /// read when the session is made). nil (the default): the one
-    /// bootstrapped with `MetricsSystem.bootstrap`, if any. With neither,
-    /// tasks make no metric and the pool counts nothing, at no cost. See
-    /// "Tracing and metrics" in the README for every name.
+    /// The metrics factory of this session's tasks (swift-metrics), with
+    /// OpenTelemetry's HTTP client metrics: `http.client.request.duration`,
+    /// `http.client.active_requests`, `http.client.request.body.size` and
+    /// `http.client.response.body.size` per request sent; and of its
+    /// connection pool: `http.client.open_connections` and
+    /// `http.client.connection.duration`. nil (the default): the one
+    /// bootstrapped with `MetricsSystem.bootstrap`, if any, read when the
+    /// session is made and again when each task is made (a session made
+    /// before the bootstrap gets its pool meters at its first task after
+    /// it). With neither, tasks make no metric and the pool counts nothing,
+    /// at no cost. See "Tracing and metrics" in the README for every name.
     public var metricsFactory: (any MetricsFactory)?
 
-    /// The first part of every metric's label: `asyncurlsession` makes
-    /// `asyncurlsession.requests.started`, and so on.
+    /// The first part of the labels of the library's own metrics, those
+    /// OpenTelemetry's conventions have no name for: `asyncurlsession`
+    /// makes `asyncurlsession.cache.hits` and
+    /// `asyncurlsession.requests.waiting_for_connection`. The conventions'
+    /// instruments (`http.client.*`) keep their names whatever it is.
     public var metricsPrefix: String = "asyncurlsession"
 
-    /// Whether request metrics carry a `host` dimension (the request's
-    /// host; the pool meters never do). false (the default): method, scheme
-    /// and status class only, so that a client of many hosts does not make
-    /// a time series per host.
+    /// Whether request metrics carry `server.address` and `server.port`
+    /// (the request's host and port; the pool meters never do, as libcurl
+    /// does not name a connection's server). The conventions list them as
+    /// required; false (the default) leaves them out so that a client of
+    /// many hosts does not make time series per host: method, scheme,
+    /// status code, error type and protocol version only.
     public var metricsIncludeHost: Bool = false
 
     /// Writes the session's traffic to a HAR 1.2 file, one entry per hop,

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Metrics
 import Synchronization
 
 /// What a session's tasks share: the engine session (connection pool), the
@@ -72,9 +73,11 @@ final class SessionContext: Sendable {
             background = nil
             localTransport = configuration.localTransport
         }
+        let poolMetrics = PoolMetrics.make(for: configuration)
+        poolObserved = Atomic(poolMetrics != nil)
         let options = EngineSessionOptions(
             maximumConnectionsPerHost: max(0, configuration.httpMaximumConnectionsPerHost),
-            poolObserver: PoolMetrics.make(for: configuration))
+            poolObserver: poolMetrics)
         placement = CurlEngine.shared.makeSession(options: options)
         engineID = placement.session
         CurlEngine.shared.openSession(engineID, options: options)
@@ -82,6 +85,22 @@ final class SessionContext: Sendable {
 
     deinit {
         CurlEngine.shared.closeSession(engineID)
+    }
+
+    /// Whether the pool has its meters (made with the session, or by
+    /// `observePool` for a session made before a backend was bootstrapped).
+    private let poolObserved: Atomic<Bool>
+
+    /// Gives the pool its meters on `factory` if it has none yet (issue
+    /// 58: `Session.shared` or a session made before `MetricsSystem.bootstrap`
+    /// gets them at its first task made after it). Connections open by
+    /// then are not counted.
+    func observePool(with factory: any MetricsFactory) {
+        guard !poolObserved.load(ordering: .relaxed),
+            poolObserved.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+        else { return }
+        CurlEngine.shared.observePool(
+            engineID, observer: PoolMetrics(factory: factory, prefix: configuration.metricsPrefix))
     }
 
     /// A new task identifier, or nil when the session no longer takes tasks.

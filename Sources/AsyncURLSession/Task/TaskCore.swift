@@ -179,6 +179,9 @@ final class TaskCore: Sendable {
         let configuration = context.configuration
         log = configuration.logger == nil ? nil : TaskLog(configuration: configuration)
         observation = TaskObservation.make(configuration: configuration, request: request)
+        // A session made before the metrics backend was bootstrapped gets
+        // its pool meters now (one load per observed task; none otherwise).
+        if let metrics = observation?.metrics { context.observePool(with: metrics.factory) }
         har = configuration.harRecorder.map {
             HARTaskCapture(recorder: $0, sensitiveHeaderNames: configuration.sensitiveHeaderNames)
         }

@@ -378,6 +378,11 @@ extension RawConnection where Client == WebSocketClient {
     func resume() {
         if let observation = TaskObservation.make(configuration: context.configuration, request: request) {
             observation.started()
+            // The upgrade is the one hop (its client span). It is framed
+            // from the connection's own `request`: trace headers put on
+            // this copy are not sent (a WebSocket never sent them).
+            var upgrade = request
+            observation.hop(&upgrade, via: "network")
             addObserver { [weak self] event in
                 switch event {
                 case .opened:

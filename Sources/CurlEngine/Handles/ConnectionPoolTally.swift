@@ -19,6 +19,10 @@ package struct ConnectionPoolChange: Sendable, Equatable {
     /// and secured (they leave this count when libcurl's pre-request
     /// callback says they have one, or when they end).
     package var waitingForConnection = 0
+    /// How long each connection closed since the last change had been open
+    /// (issue 58's `http.client.connection.duration`), from its socket's
+    /// opening (before its connect) to its close.
+    package var closedConnectionDurations: [Duration] = []
 
     package var isZero: Bool { self == ConnectionPoolChange() }
 }
@@ -55,8 +59,11 @@ final class ConnectionPoolTally {
     /// keep it up to date as the plain ones do.
     let claims: ParkedSocketClaims
     private let pending: PendingPoolChanges
-    /// Connection sockets opened through this session's handles and not closed.
-    @exclusivity(unchecked) private var open: Set<Int32> = []
+    /// Connection sockets opened through this session's handles and not
+    /// closed, with when each was opened.
+    @exclusivity(unchecked) private var open: [Int32: ContinuousClock.Instant] = [:]
+    /// How long the sockets closed since the observer was last told had been open.
+    @exclusivity(unchecked) private var closedDurations: [Duration] = []
     /// The open ones in use (see `ConnectionPoolChange.inUse`).
     @exclusivity(unchecked) private var inUse: Set<Int32> = []
     @exclusivity(unchecked) private var waiting = 0
@@ -77,20 +84,20 @@ final class ConnectionPoolTally {
 
     func opened(_ socket: Int32) {
         claims.opened(socket)
-        open.insert(socket)
+        open[socket] = .now
         changed()
     }
 
     func closing(_ socket: Int32) {
         claims.closing(socket)
-        open.remove(socket)
+        if let opened = open.removeValue(forKey: socket) { closedDurations.append(opened.duration(to: .now)) }
         inUse.remove(socket)
         changed()
     }
 
     /// libcurl watches `socket` for a transfer.
     func watching(_ socket: Int32) {
-        guard open.contains(socket), inUse.insert(socket).inserted else { return }
+        guard open[socket] != nil, inUse.insert(socket).inserted else { return }
         changed()
     }
 
@@ -105,7 +112,7 @@ final class ConnectionPoolTally {
     /// A connect-only transfer's socket became a stream task's: in use
     /// until the stream closes it.
     func streamOpened(_ socket: Int32) {
-        guard open.contains(socket), inUse.insert(socket).inserted else { return }
+        guard open[socket] != nil, inUse.insert(socket).inserted else { return }
         changed()
     }
 
@@ -153,7 +160,9 @@ final class ConnectionPoolTally {
             open: open.count, inUse: inUse.count, idle: open.count - inUse.count, waitingForConnection: waiting)
         let change = ConnectionPoolChange(
             open: now.open - told.open, inUse: now.inUse - told.inUse, idle: now.idle - told.idle,
-            waitingForConnection: now.waitingForConnection - told.waitingForConnection)
+            waitingForConnection: now.waitingForConnection - told.waitingForConnection,
+            closedConnectionDurations: closedDurations)
+        closedDurations.removeAll(keepingCapacity: true)
         told = now
         if !change.isZero { observer.connectionPoolChanged(change) }
     }

@@ -15,8 +15,10 @@ final class MultiSession {
     /// The engine thread's record of parked numbers, shared by its sessions.
     let claims: ParkedSocketClaims
     /// The session's pool metrics on this thread; nil (the default) when it
-    /// has none, and then nothing counts.
-    let poolTally: ConnectionPoolTally?
+    /// has none, and then nothing counts. Set later by `observePool` for a
+    /// session made before a metrics backend was bootstrapped.
+    @exclusivity(unchecked) private(set) var poolTally: ConnectionPoolTally?
+    private let pendingPoolChanges: PendingPoolChanges
     /// When libcurl wants `socket_action(TIMEOUT)`, in monotonic nanoseconds.
     @exclusivity(unchecked) var timerDeadline: UInt64?
     @exclusivity(unchecked) var transfers: [TransferID: Transfer] = [:]
@@ -42,6 +44,7 @@ final class MultiSession {
         self.raw = multi
         self.epollFD = epollFD
         self.claims = claims
+        self.pendingPoolChanges = pendingPoolChanges
         poolTally = options.poolObserver.map {
             ConnectionPoolTally(observer: $0, claims: claims, pending: pendingPoolChanges)
         }
@@ -68,6 +71,16 @@ final class MultiSession {
         // so between waves the cache shrank and closed connections that the
         // next wave then opened again. A fixed size keeps them.
         _ = ccurl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, Self.idleConnectionCacheSize)
+    }
+
+    /// Counts this session's pool from now on (a session that had no
+    /// observer when it was made; one it has is kept). Connections already
+    /// open are not counted: their sockets were opened without the tally.
+    /// The idle handles go, as their socket hooks do not count.
+    func observePool(_ observer: any ConnectionPoolObserver) {
+        guard poolTally == nil else { return }
+        poolTally = ConnectionPoolTally(observer: observer, claims: claims, pending: pendingPoolChanges)
+        idleHandles.removeAll()
     }
 
     /// Frees the handles. Transfers must have been removed already.

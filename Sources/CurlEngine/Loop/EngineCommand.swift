@@ -4,6 +4,8 @@ import Foundation
 enum EngineCommand: Sendable {
     case openSession(EngineSessionID, EngineSessionOptions)
     case closeSession(EngineSessionID)
+    /// Pool metrics for a session made without them (see `MultiSession.observePool`).
+    case observePool(EngineSessionID, any ConnectionPoolObserver)
     /// The Bool: whether anyone can read the transfer's metrics (see `Transfer.collectsMetrics`).
     case start(TransferID, TransferPlacement, TransferRequest, collectsMetrics: Bool, any TransferDelegate)
     case suspend(TransferID, EngineSessionID)

@@ -395,6 +395,8 @@ final class EngineLoop {
             openSession(id, options: options)
         case .closeSession(let id):
             closeSession(id)
+        case .observePool(let id, let observer):
+            sessionsByID[id]?.observePool(observer)
         case .start(let id, let placement, let request, let collectsMetrics, let delegate):
             start(id, in: placement, request: request, collectsMetrics: collectsMetrics, delegate: delegate)
         case .suspend(let id, let sessionID):
