@@ -16,10 +16,10 @@
 //            whose handler counts the messages and drops them: no I/O, the
 //            cost is the library making its messages.
 //   tracing  the session's own tracer (swift-distributed-tracing's
-//            InMemoryTracer, which keeps every finished span): a client span
-//            per task, with its attempt and timing events.
+//            InMemoryTracer, which keeps every finished span): a span per
+//            task (internal) and a client span per request it sent.
 //   metrics  the session's own metrics factory (swift-metrics' TestMetrics,
-//            which keeps every value): the request, duration and byte metrics.
+//            which keeps every value): OpenTelemetry's HTTP client metrics.
 //   middleware  one RequestMiddleware that passes requests and responses
 //            through unchanged and counts them.
 //   retry    RetryPolicy.standard, against nginx that never fails: the cost
@@ -150,11 +150,15 @@ public final class SessionFeature: Sendable {
             return messages > 0 ? nil : "the logger's handler counted no message"
         case .tracing:
             let spans = tracer?.finishedSpans ?? []
-            guard let span = spans.last else { return "the tracer finished no span" }
-            return span.kind == .client ? nil : "the last span is not a client span (\(span.kind))"
+            guard !spans.isEmpty else { return "the tracer finished no span" }
+            // A task's span is the operation (internal); each request it
+            // sent is a client span beneath it.
+            guard spans.contains(where: { $0.kind == .internal }) else { return "no task span (internal) was finished" }
+            return spans.contains(where: { $0.kind == .client }) ? nil : "no client span (one per request sent) was finished"
         case .metrics:
             guard let metrics else { return "no metrics factory" }
-            return metrics.counters.isEmpty ? "the metrics factory made no counter" : nil
+            // http.client.request.duration: a timer per request sent.
+            return metrics.timers.isEmpty ? "the metrics factory made no timer (http.client.request.duration)" : nil
         case .middleware:
             let (prepared, inspected) = counter?.counts ?? (0, 0)
             guard prepared > 0, prepared == inspected else {
