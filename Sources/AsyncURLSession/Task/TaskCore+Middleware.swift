@@ -1,3 +1,4 @@
+internal import CurlEngine
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -76,9 +77,14 @@ extension TaskCore {
         MiddlewareChain(layers: context.configuration.middleware + guarded.middleware.taskLayers)
     }
 
-    /// Runs `body` in a Swift task that `cancel()` cancels.
+    /// Runs `body` in a Swift task that `cancel()` cancels. Off the engine
+    /// threads it starts on the calling thread (`Task.immediate`): a
+    /// middleware that does not suspend then costs no hand-off to the
+    /// cooperative pool (a task's first request is prepared on the thread
+    /// that resumed it). On an engine thread, where user code must never
+    /// run, it starts on the pool.
     private func whileMiddlewareRuns(_ body: @escaping @Sendable () async -> Void) {
-        let running = Task { await body() }
+        let running = EngineTurn.isEngineThread ? Task { await body() } : Task.immediate { await body() }
         let cancelled = guarded.withLock { guarded in
             guarded.middleware.waits(on: running)
             return guarded.pipeline.isCanceling || hasEnded

@@ -142,6 +142,10 @@ package enum EngineTurn {
         return !state.finishingTransfers
     }
 
+    /// Whether the caller is an engine thread (or an inline turn): where
+    /// user code must never run.
+    package static var isEngineThread: Bool { current != nil }
+
     /// Which engine thread the caller is, nil off the engine threads.
     static var currentShard: Int? { current?.shard }
 
