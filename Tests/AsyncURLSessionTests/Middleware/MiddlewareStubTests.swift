@@ -9,27 +9,19 @@ import Testing
 /// Middleware and retries over the stub transport, as a user's own tests
 /// run them: the same as over the network.
 @Suite struct MiddlewareStubTests {
-    struct Signer: RequestMiddleware {
-        func prepare(_ request: URLRequest, attempt: MiddlewareAttempt) async throws -> MiddlewareRequestStep {
-            var request = request
-            request.setValue("stub-\(attempt.number)", forHTTPHeaderField: "X-Signature")
-            return .send(request)
-        }
-    }
-
     @Test func stubsSeeTheSignedRequest_andA503IsRetried() async throws {
         try await withTimeLimit {
             let stubs = StubTransport()
             stubs.stub(.path("/flaky"), sequence: [.status(503), .text("ok")])
             var configuration = testConfiguration()
             configuration.localTransport = stubs
-            configuration.middleware = [Signer()]
+            configuration.middleware = [MiddlewareTests.Signer()]
             configuration.retryPolicy = RetryPolicy(initialBackoff: 0.01, jitter: 0)
             let (data, response) = try await Session(configuration: configuration)
                 .data(from: URL(string: "https://api.example.com/flaky")!)
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(String(decoding: data, as: UTF8.self) == "ok")
-            #expect(stubs.requests.map { $0.headerFields["X-Signature"] } == ["stub-1", "stub-2"])
+            #expect(stubs.requests.map { $0.headerFields["X-Signature"] } == ["sig-1", "sig-2"])
         }
     }
 }
