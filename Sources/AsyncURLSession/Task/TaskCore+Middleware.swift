@@ -16,9 +16,10 @@ extension TaskCore {
             startPreparedHop(request, credential: credential)
             return
         }
-        let (chain, attempt) = guarded.withLock { guarded in
-            (middlewareChain(guarded), guarded.middleware.attemptStarts())
+        let (taskLayers, attempt) = guarded.withLock { guarded in
+            (guarded.middleware.taskLayers, guarded.middleware.attemptStarts())
         }
+        let chain = middlewareChain(taskLayers: taskLayers)
         let context = MiddlewareAttempt(number: attempt, taskIdentifier: identifier, originalRequest: originalRequest)
         whileMiddlewareRuns { [self] in
             do {
@@ -44,11 +45,12 @@ extension TaskCore {
     func inspectBeforeDelivering(_ source: ResponseSource, heldBody: Data?) -> Bool {
         guard usesMiddleware.load(ordering: .relaxed) else { return false }
         guard let response = source.response else { return false }
-        let (chain, attempt, request, hop) = guarded.withLock { guarded in
+        let (taskLayers, attempt, request, hop) = guarded.withLock { guarded in
             guarded.pipeline.closeBodyGate()
             guarded.publication.handlersStarted()
-            return (middlewareChain(guarded), guarded.middleware.currentAttempt, guarded.hop.request, guarded.transferID)
+            return (guarded.middleware.taskLayers, guarded.middleware.currentAttempt, guarded.hop.request, guarded.transferID)
         }
+        let chain = middlewareChain(taskLayers: taskLayers)
         let context = MiddlewareAttempt(number: attempt, taskIdentifier: identifier, originalRequest: originalRequest)
         whileMiddlewareRuns { [self] in
             let step: MiddlewareResponseStep
@@ -72,9 +74,11 @@ extension TaskCore {
         return true
     }
 
-    /// The session's layers, then the task's.
-    private func middlewareChain(_ guarded: borrowing Guarded) -> MiddlewareChain {
-        MiddlewareChain(layers: context.configuration.middleware + guarded.middleware.taskLayers)
+    /// The session's layers, then the task's (built outside the lock; no
+    /// new array when the task has none of its own).
+    private func middlewareChain(taskLayers: [any RequestMiddleware]) -> MiddlewareChain {
+        let session = context.configuration.middleware
+        return MiddlewareChain(layers: taskLayers.isEmpty ? session : session + taskLayers)
     }
 
     /// Runs `body` in a Swift task that `cancel()` cancels. Off the engine

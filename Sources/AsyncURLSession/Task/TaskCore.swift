@@ -47,6 +47,8 @@ final class TaskCore: Sendable {
     /// Set while the task has middleware (the session's or its own): read
     /// without the lock for every hop and delivered response.
     let usesMiddleware = Atomic<Bool>(false)
+    /// Set while the task has a Unix socket of its own (`unixSocket`).
+    let ownUnixSocketSet = Atomic<Bool>(false)
     /// For a download made from resume data.
     let resumeFrom: ResumeData?
     let createdAt = Date()
@@ -100,6 +102,8 @@ final class TaskCore: Sendable {
         var retry: RetryState?
         /// The task's own middleware, its attempts, and the one it waits for.
         var middleware = MiddlewareState()
+        /// `SessionTask.unixSocket`, read only while `ownUnixSocketSet` is.
+        var ownUnixSocket: UnixSocket?
         /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
         private var usedRequestBodyStream = false
         /// Set for download tasks (from the start, or after `becomeDownload`).
@@ -111,9 +115,10 @@ final class TaskCore: Sendable {
         /// `cancelByProducingResumeData()` callers waiting for the end.
         var resumeData = ResumeDataRequests()
 
-        init(pipeline: TaskPipeline, hop: HopState) {
+        init(pipeline: TaskPipeline, hop: HopState, retry: RetryState?) {
             self.pipeline = pipeline
             self.hop = hop
+            self.retry = retry
         }
 
         // MARK: Transitions of the task's own fields
@@ -189,13 +194,11 @@ final class TaskCore: Sendable {
             pipeline: TaskPipeline(
                 highWatermark: configuration.streamBufferHighWatermark,
                 lowWatermark: configuration.streamBufferLowWatermark),
-            hop: HopState(request: request, credential: nil)))
+            hop: HopState(request: request, credential: nil),
+            retry: configuration.retryPolicy.map(RetryState.init)))
         if configuration.offersTLSChallenges { offersTLS.store(true, ordering: .relaxed) }
         if !configuration.middleware.isEmpty { usesMiddleware.store(true, ordering: .relaxed) }
-        if let policy = configuration.retryPolicy {
-            guarded.withLock { $0.retry = RetryState(policy) }
-            retries.store(true, ordering: .relaxed)
-        }
+        if configuration.retryPolicy != nil { retries.store(true, ordering: .relaxed) }
     }
 
     /// The task's last reference went away: nobody can pull or answer any
@@ -276,14 +279,11 @@ final class TaskCore: Sendable {
 
     /// See `SessionTask.unixSocket`. Behind a flag, so that a hop of a task
     /// without a socket of its own (nearly all) takes no lock for it.
-    private let hasOwnUnixSocket = Atomic<Bool>(false)
-    private let ownUnixSocket = Mutex<UnixSocket?>(nil)
-
     var unixSocket: UnixSocket? {
-        get { hasOwnUnixSocket.load(ordering: .acquiring) ? ownUnixSocket.withLock { $0 } : nil }
+        get { ownUnixSocketSet.load(ordering: .acquiring) ? guarded.withLock { $0.ownUnixSocket } : nil }
         set {
-            ownUnixSocket.withLock { $0 = newValue }
-            hasOwnUnixSocket.store(newValue != nil, ordering: .releasing)
+            guarded.withLock { $0.ownUnixSocket = newValue }
+            ownUnixSocketSet.store(newValue != nil, ordering: .releasing)
         }
     }
 

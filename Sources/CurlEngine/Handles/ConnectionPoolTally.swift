@@ -158,11 +158,14 @@ final class ConnectionPoolTally {
         queued = false
         let now = ConnectionPoolChange(
             open: open.count, inUse: inUse.count, idle: open.count - inUse.count, waitingForConnection: waiting)
+        // Taken, not copied: clearing an array the change still shares
+        // would allocate a new buffer at every change.
+        var closed: [Duration] = []
+        if !closedDurations.isEmpty { swap(&closed, &closedDurations) }
         let change = ConnectionPoolChange(
             open: now.open - told.open, inUse: now.inUse - told.inUse, idle: now.idle - told.idle,
             waitingForConnection: now.waitingForConnection - told.waitingForConnection,
-            closedConnectionDurations: closedDurations)
-        closedDurations.removeAll(keepingCapacity: true)
+            closedConnectionDurations: closed)
         told = now
         if !change.isZero { observer.connectionPoolChanged(change) }
     }
