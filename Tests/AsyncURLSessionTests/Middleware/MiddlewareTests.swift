@@ -217,4 +217,23 @@ import Testing
             #expect(data == LoopbackServer.patternBody(count: 3_000_000))
         }
     }
+
+    /// A middleware that answers late, from another thread (a token fetched
+    /// by a callback API): the request waits for it and goes signed.
+    @Test func anAnswerGivenLateFromAnotherThread_isWaitedFor() async throws {
+        struct CallbackSigner: RequestMiddleware {
+            func prepare(_ request: URLRequest, attempt: MiddlewareAttempt) async throws -> MiddlewareRequestStep {
+                let token = await withCheckedContinuation { continuation in
+                    DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { continuation.resume(returning: "late-token") }
+                }
+                var request = request
+                request.setValue(token, forHTTPHeaderField: "X-Token")
+                return .send(request)
+            }
+        }
+        try await withServer { server in
+            let (data, _) = try await Self.session([CallbackSigner()]).data(from: server.url("/echo"))
+            #expect(String(decoding: data, as: UTF8.self).contains("late-token"))
+        }
+    }
 }

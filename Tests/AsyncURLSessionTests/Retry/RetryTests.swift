@@ -219,4 +219,21 @@ import Testing
             #expect(listener.attempts.withLock { $0 } == [2, 3])
         }
     }
+
+    /// A loop that stops at the first retry and lets the task go: the task
+    /// is cancelled with it, and no attempt follows.
+    @Test func aLoopThatBreaksDuringTheBackoff_endsTheRetries() async throws {
+        try await withServer { server in
+            let policy = RetryPolicy(initialBackoff: 0.3, jitter: 0)
+            do {
+                let task = Session(configuration: Self.configuration(policy)).dataTask(with: server.url("/flaky/break?fail=5"))
+                task.resume()
+                for try await event in task.events {
+                    if case .retrying = event { break }
+                }
+            }
+            try await Task.sleep(for: .seconds(1))
+            #expect(server.flakyRequests("break") == 1)
+        }
+    }
 }
