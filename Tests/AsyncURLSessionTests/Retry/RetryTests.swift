@@ -224,7 +224,8 @@ import Testing
     /// is cancelled with it, and no attempt follows.
     @Test func aLoopThatBreaksDuringTheBackoff_endsTheRetries() async throws {
         try await withServer { server in
-            let policy = RetryPolicy(initialBackoff: 0.3, jitter: 0)
+            // A pause long enough that a loaded machine still breaks first.
+            let policy = RetryPolicy(initialBackoff: 2, jitter: 0)
             do {
                 let task = Session(configuration: Self.configuration(policy)).dataTask(with: server.url("/flaky/break?fail=5"))
                 task.resume()
@@ -232,7 +233,7 @@ import Testing
                     if case .retrying = event { break }
                 }
             }
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: .seconds(2.5))
             #expect(server.flakyRequests("break") == 1)
         }
     }
