@@ -6,7 +6,7 @@ import FoundationNetworking
 /// A download's file and what it knows about the body it holds, with the
 /// decisions that are the download's own as explicit transitions (where a
 /// response continues the file, what resume data may say). Kept in the
-/// task's `Guarded` (nil for other tasks) and driven by `TaskCore`; the file's
+/// task's `TaskMachine` (nil for other tasks) and driven by `TaskCore`; the file's
 /// writes are `DownloadFile`'s.
 struct DownloadState {
     /// The file being written; nil once it is finished or given up.

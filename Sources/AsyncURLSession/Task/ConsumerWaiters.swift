@@ -9,7 +9,7 @@ import FoundationNetworking
 /// it, and what the last hand-off left open until the next pull (a decision
 /// to settle with its default, a downloaded file to delete unless moved).
 ///
-/// A value type inside `TaskCore.Guarded`, changed only by these
+/// A value type inside `TaskMachine`, changed only by these
 /// transitions under the task's lock. Every `take` clears what it returns,
 /// so a parked consumer is resumed exactly once, by whoever took it.
 struct ConsumerWaiters {

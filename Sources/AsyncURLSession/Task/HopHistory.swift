@@ -2,7 +2,7 @@
 /// metrics: redirects followed, each hop's transaction, and the
 /// authentication it tried (failures per protection space, for
 /// `previousFailureCount`; methods the consumer rejected, never offered
-/// again). A value type inside `TaskCore.Guarded`, changed only by these
+/// again). A value type inside `TaskMachine`, changed only by these
 /// transitions under the task's lock.
 struct HopHistory {
     private(set) var redirectCount = 0

@@ -33,7 +33,7 @@ extension TaskCore {
     /// Before a download's response is published: where the file continues
     /// (a 206 for the range asked for continues it; anything else restarts
     /// it), and the `resumed` event for a download from resume data.
-    func downloadResponseArrived(_ response: HTTPURLResponse, in guarded: inout Guarded) -> TaskEvent? {
+    func downloadResponseArrived(_ response: HTTPURLResponse, in guarded: inout TaskMachine) -> TaskEvent? {
         guard let file = guarded.download?.file else { return nil }
         let validator = ResumeData.validator(of: response)
         guard let continuation = guarded.download?.responseArrived(
@@ -47,7 +47,7 @@ extension TaskCore {
     }
 
     /// Body bytes of a download: written to its file (engine thread, under the lock).
-    func downloadReceived(_ bytes: UnsafeRawBufferPointer, in guarded: inout Guarded) -> (BodyVerdict, Wake?) {
+    func downloadReceived(_ bytes: UnsafeRawBufferPointer, in guarded: inout TaskMachine) -> (BodyVerdict, Wake?) {
         switch guarded.pipeline.receivedDownloadBytes(count: bytes.count) {
         case .pause: return (.pause, nil)
         case .abort(let error): return (.abort(error), nil)

@@ -358,7 +358,7 @@ extension TaskCore {
     /// `hopDidReceiveHead` for a collected body under its own lock).
     func publish(
         _ source: ResponseSource, decision: ResponseDecision?, heldBody: Data?, afterHandlers: Bool,
-        in guarded: inout Guarded
+        in guarded: inout TaskMachine
     ) -> PublishedResponse {
         var result = PublishedResponse()
         if guarded.download != nil, let response = source.response,
@@ -453,7 +453,7 @@ struct PublishedConsumer {
     let events: Bool
     let download: Bool
 
-    init(_ guarded: borrowing TaskCore.Guarded) {
+    init(_ guarded: borrowing TaskMachine) {
         events = guarded.pipeline.consumer == .events
         download = guarded.download != nil
     }

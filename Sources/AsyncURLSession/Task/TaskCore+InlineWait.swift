@@ -14,7 +14,7 @@ extension TaskCore {
     /// chunk; read on the consumer's thread instead, its chunks came from a
     /// second malloc arena, and one 256 MiB GET through `task.events`
     /// peaked at 32.3 against 31.2 MiB (medians of 6 alternating runs).
-    func waitInlineBeforeBody(on exchange: any HopExchange, until waiterTaken: (borrowing Guarded) -> Bool) {
+    func waitInlineBeforeBody(on exchange: any HopExchange, until waiterTaken: (borrowing TaskMachine) -> Bool) {
         exchange.waitInline {
             guarded.withLock { waiterTaken($0) || $0.pipeline.bytesReceived > 0 }
         }

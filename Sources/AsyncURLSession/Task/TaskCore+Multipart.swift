@@ -28,7 +28,7 @@ extension TaskCore {
         }
     }
 
-    func multipartReceived(_ bytes: UnsafeRawBufferPointer, in guarded: inout Guarded) -> (BodyVerdict, Wake?) {
+    func multipartReceived(_ bytes: UnsafeRawBufferPointer, in guarded: inout TaskMachine) -> (BodyVerdict, Wake?) {
         guard guarded.multipart != nil else { return (.abort(URLError(.cancelled)), nil) }
         if guarded.pipeline.mustPauseBody() { return (.pause, nil) }
         var wake: Wake?

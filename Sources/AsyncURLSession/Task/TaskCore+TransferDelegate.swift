@@ -4,7 +4,7 @@ import Foundation
 /// A task is the engine's delegate for each of its hops on the wire (or
 /// the hop's `CacheStage` is, in front of it): see `EngineHopDelegate`. A
 /// late call from a hop the task has already left is ignored there (`hopDid…`
-/// compare it with `Guarded.transferID`). Until November 2026 an object per
+/// compare it with `TaskMachine.transferID`). Until November 2026 an object per
 /// hop carried that id: one more allocation per request.
 extension TaskCore: EngineHopDelegate {}
 

@@ -11,7 +11,7 @@ extension TaskCore: TurnWork {
     /// canary per wait, and its layout is unknown to this module (a
     /// resilient stdlib type), so every `Wake?` moved through the body path
     /// went through runtime value-witness calls, about 4% of a 1 MiB body's
-    /// CPU. Each waiter is taken out of `Guarded` under the lock when it is
+    /// CPU. Each waiter is taken out of `TaskMachine` under the lock when it is
     /// resumed, so it is resumed exactly once.
     enum Wake {
         case event(UnsafeContinuation<TaskEvent?, any Error>, Result<TaskEvent?, URLError>)
@@ -69,7 +69,7 @@ extension TaskCore: TurnWork {
     /// Under the lock that made `wake`: a wake-up that `run(by:)` would hold
     /// for the turn's end is held in `ConsumerWaiters` here, so that run(by:)
     /// needs no second lock acquisition to put it there. Others unchanged.
-    static func holdForTurnEnd(_ wake: Wake?, in guarded: inout Guarded) -> Wake? {
+    static func holdForTurnEnd(_ wake: Wake?, in guarded: inout TaskMachine) -> Wake? {
         switch wake {
         case nil, .event(_, .success(.some(.data)))?, .handOffAfterRead?, .heldForTurnEnd?:
             return wake
@@ -106,17 +106,17 @@ extension TaskCore: TurnWork {
         waiter.resume(returning: event)
     }
 
-    static func wake(for action: TaskPipeline.DeliveryAction, in guarded: inout Guarded) -> Wake? {
+    static func wake(for action: TaskPipeline.DeliveryAction, in guarded: inout TaskMachine) -> Wake? {
         guard case .wakeConsumer(let event) = action, let waiter = guarded.waiters.takeEventConsumer() else { return nil }
         guarded.waiters.delivered(event)
         return holdForTurnEnd(.event(waiter, .success(event)), in: &guarded)
     }
 
-    static func wake(for action: TaskPipeline.EndAction, in guarded: inout Guarded) -> Wake? {
+    static func wake(for action: TaskPipeline.EndAction, in guarded: inout TaskMachine) -> Wake? {
         holdForTurnEnd(endWake(for: action, in: &guarded), in: &guarded)
     }
 
-    private static func endWake(for action: TaskPipeline.EndAction, in guarded: inout Guarded) -> Wake? {
+    private static func endWake(for action: TaskPipeline.EndAction, in guarded: inout TaskMachine) -> Wake? {
         switch action {
         case .wakeConsumer(let event):
             guard let waiter = guarded.waiters.takeEventConsumer() else { return nil }

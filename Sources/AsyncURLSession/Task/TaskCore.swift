@@ -39,9 +39,9 @@ final class TaskCore: Sendable {
     /// outstanding is left for `releaseUnconsumed` (whose lock it skips).
     private let consumerSawEnd = Atomic<Bool>(false)
     /// Set when a data task's response decision made it a download (under
-    /// the lock, with `Guarded.download`; see `kind`).
+    /// the lock, with `TaskMachine.download`; see `kind`).
     let becameDownload = Atomic<Bool>(false)
-    /// Set while the task has a retry policy (`Guarded.retry`): read without
+    /// Set while the task has a retry policy (`TaskMachine.retry`): read without
     /// the lock where a task without one must not pay for asking.
     let retries = Atomic<Bool>(false)
     /// Set while the task has middleware (the session's or its own): read
@@ -52,7 +52,7 @@ final class TaskCore: Sendable {
     /// For a download made from resume data.
     let resumeFrom: ResumeData?
     let createdAt = Date()
-    let guarded: Mutex<Guarded>
+    let guarded: Mutex<TaskMachine>
     private let refusal: URLError?
     /// The configuration's logger for this task, nil without one.
     let log: TaskLog?
@@ -62,108 +62,6 @@ final class TaskCore: Sendable {
     /// What the configuration's `HARRecorder` needs of this task's hops,
     /// nil without one (each hook is then one nil check).
     let har: HARTaskCapture?
-
-    struct Guarded: ~Copyable {
-        var pipeline: TaskPipeline
-        var hop: HopState
-        /// Whoever answers the current hop (`HopExchange`: the engine, or a
-        /// responder that is not the network); nil between hops.
-        private(set) var exchange: (any HopExchange)?
-        /// The current hop's id: callbacks of a hop the task has left are
-        /// told from the current one by it.
-        var transferID: HopID? { exchange?.id }
-        /// Redirects, transactions and authentication of the hops so far.
-        var history = HopHistory()
-        /// Who waits for the task's consumer side, and what the last hand-off
-        /// left open until the next pull.
-        var waiters = ConsumerWaiters()
-        var progress: Progress?
-        var taskDescription: String?
-        var priority: Float = 0.5
-        /// TLS-challenge and proxy answers: rare, so kept in a box made on
-        /// first write (see `TaskConnectionState`); a task that never needs
-        /// them pays one pointer. Read it here; change it through `connection()`.
-        private(set) var connectionState: TaskConnectionState? = nil
-        /// The box of TLS-challenge and proxy answers, made on first use.
-        mutating func connection() -> TaskConnectionState {
-            if let state = connectionState { return state }
-            let state = TaskConnectionState()
-            connectionState = state
-            return state
-        }
-        /// The public task, for handler calls. Weak: the task owns this core.
-        weak var owner: SessionTask?
-        /// The final response while handlers decide on it, and a hop end
-        /// that waits for it to be published.
-        var publication = ResponsePublication()
-        /// Tries made while waiting for connectivity (`waitsForConnectivity`).
-        var connectivity = ConnectivityRetry()
-        /// The task's retry policy and its retries so far; nil without one.
-        var retry: RetryState?
-        /// The task's own middleware, its attempts, and the one it waits for.
-        var middleware = MiddlewareState()
-        /// `SessionTask.unixSocket`, read only while `ownUnixSocketSet` is.
-        var ownUnixSocket: UnixSocket?
-        /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
-        private var usedRequestBodyStream = false
-        /// Set for download tasks (from the start, or after `becomeDownload`).
-        /// Begun by `writeBody(to:)`, then changed by its own transitions.
-        var download: DownloadState?
-        /// Set while a multipart/x-mixed-replace body is split into parts
-        /// (`splitBody(into:)`).
-        var multipart: MultipartState?
-        /// `cancelByProducingResumeData()` callers waiting for the end.
-        var resumeData = ResumeDataRequests()
-
-        init(pipeline: TaskPipeline, hop: HopState, retry: RetryState?) {
-            self.pipeline = pipeline
-            self.hop = hop
-            self.retry = retry
-        }
-
-        // MARK: Transitions of the task's own fields
-
-        /// A hop starts (the pipeline agreed): its state, and who answers it.
-        mutating func beginHop(_ hop: HopState, via exchange: any HopExchange, expectedToSend: Int64) {
-            self.hop = hop
-            self.exchange = exchange
-            pipeline.startedSending(expected: expectedToSend)
-        }
-
-        /// Hop `id` ended: its exchange if `id` is the current hop (which
-        /// then has none), nil for a hop the task has left.
-        mutating func endHop(_ id: HopID) -> (any HopExchange)? {
-            guard let current = exchange, current.id == id else { return nil }
-            exchange = nil
-            pipeline.hopEnded()
-            return current
-        }
-
-        /// The body goes to a file from now on (a download task's first
-        /// hop, or a data task's `becomeDownload`).
-        mutating func writeBody(to download: DownloadState) {
-            self.download = download
-        }
-
-        /// The body is split into x-mixed-replace parts from now on.
-        mutating func splitBody(into parts: MultipartState) {
-            multipart = parts
-        }
-
-        /// The task ends: no exchange answers it any more, and the hop's
-        /// cache stage (which holds the task) goes.
-        mutating func taskEnded() {
-            exchange = nil
-            hop.leaveCacheStage()
-        }
-
-        /// Whether the request's own httpBodyStream is unused (it serves the
-        /// first send only); it counts as used from now on.
-        mutating func takeFirstUseOfRequestBodyStream() -> Bool {
-            defer { usedRequestBodyStream = true }
-            return !usedRequestBodyStream
-        }
-    }
 
     /// - Parameter refusal: set for a task that must not run (asked of an
     ///   invalidated session, from invalid resume data); it fails with this
@@ -190,7 +88,7 @@ final class TaskCore: Sendable {
         har = configuration.harRecorder.map {
             HARTaskCapture(recorder: $0, sensitiveHeaderNames: configuration.sensitiveHeaderNames)
         }
-        guarded = Mutex(Guarded(
+        guarded = Mutex(TaskMachine(
             pipeline: TaskPipeline(
                 highWatermark: configuration.streamBufferHighWatermark,
                 lowWatermark: configuration.streamBufferLowWatermark),
@@ -313,7 +211,7 @@ final class TaskCore: Sendable {
     }
 
     /// Brings the Progress object (if anyone asked for it) up to the counters.
-    func updateProgress(_ guarded: inout Guarded) {
+    func updateProgress(_ guarded: inout TaskMachine) {
         guard let progress = guarded.progress else { return }
         if kind == .upload {
             progress.totalUnitCount = guarded.pipeline.bytesExpectedToSend
@@ -626,7 +524,7 @@ final class TaskCore: Sendable {
         let source: ResponseSource?
     }
 
-    static func takeCollected(_ end: Result<Void, URLError>, in guarded: inout Guarded) -> Result<CollectedHandOff, URLError> {
+    static func takeCollected(_ end: Result<Void, URLError>, in guarded: inout TaskMachine) -> Result<CollectedHandOff, URLError> {
         end.map { CollectedHandOff(body: guarded.pipeline.takeCollectedBody(), source: guarded.pipeline.responseSource) }
     }
 
@@ -655,7 +553,7 @@ final class TaskCore: Sendable {
 
     /// The lock-side half of ending the task (`complete`, or a plain hop
     /// end under its own lock): the consumer to wake, if any.
-    func finish(error: URLError?, metrics: TaskMetrics?, in guarded: inout Guarded) -> Wake? {
+    func finish(error: URLError?, metrics: TaskMetrics?, in guarded: inout TaskMachine) -> Wake? {
         guarded.taskEnded()
         // Every task error names the request that failed, under both of
         // Apple's keys, whichever path made it.
@@ -704,7 +602,7 @@ final class TaskCore: Sendable {
 extension TaskCore {
     /// The queued event or end, taken for a consumer that is not parked;
     /// nil when it must wait.
-    static func takeReadyEvent(in guarded: inout Guarded) -> (TaskPipeline.NextAction, (any HopExchange)?)? {
+    static func takeReadyEvent(in guarded: inout TaskMachine) -> (TaskPipeline.NextAction, (any HopExchange)?)? {
         guard !guarded.waiters.isEventConsumerParked, let action = guarded.pipeline.nextIfReady() else { return nil }
         if case .deliver(let event, _) = action { guarded.waiters.delivered(event) }
         return (action, guarded.exchange)
@@ -715,7 +613,7 @@ extension TaskCore {
     /// Whether anyone can ever read this task's metrics. data(for:) and
     /// friends without handlers never show the task to anyone, so then the
     /// metrics are neither read from libcurl, nor recorded per hop, nor built.
-    func metricsReadable(_ guarded: borrowing Guarded) -> Bool {
+    func metricsReadable(_ guarded: borrowing TaskMachine) -> Bool {
         hasHandlers || har != nil || guarded.pipeline.consumer == .events
     }
 }

@@ -82,7 +82,7 @@ final class TLSChallengeAnswers: Sendable {
     static func key(host: String, port: Int) -> String { "\(host.lowercased()):\(port)" }
 }
 
-/// A task's TLS-challenge and proxy answers (`TaskCore.Guarded.connection()`
+/// A task's TLS-challenge and proxy answers (`TaskMachine.connection()`
 /// makes it). A class made on first use, not fields of the task: 10,000
 /// tasks in flight that never meet a challenge keep 8 bytes each instead of
 /// about a hundred. Its fields change only through the transitions below.

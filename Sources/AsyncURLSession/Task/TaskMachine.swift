@@ -1,0 +1,114 @@
+internal import CurlEngine
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A task's state: everything behind `TaskCore`'s one lock. The sub-machines
+/// (pipeline, hop, history, waiters, publication, download, multipart,
+/// retries, middleware) own their fields; the transitions that span several
+/// of them are this type's methods (here and in `TaskMachine+*.swift`), each
+/// one input of the task (an engine callback, a pull, an answer, a control
+/// call) returning what the driver, `TaskCore`, carries out after the lock.
+/// A value type: it calls no handler and wakes no one itself.
+struct TaskMachine: ~Copyable {
+    var pipeline: TaskPipeline
+    var hop: HopState
+    /// Whoever answers the current hop (`HopExchange`: the engine, or a
+    /// responder that is not the network); nil between hops.
+    private(set) var exchange: (any HopExchange)?
+    /// The current hop's id: callbacks of a hop the task has left are
+    /// told from the current one by it.
+    var transferID: HopID? { exchange?.id }
+    /// Redirects, transactions and authentication of the hops so far.
+    var history = HopHistory()
+    /// Who waits for the task's consumer side, and what the last hand-off
+    /// left open until the next pull.
+    var waiters = ConsumerWaiters()
+    var progress: Progress?
+    var taskDescription: String?
+    var priority: Float = 0.5
+    /// TLS-challenge and proxy answers: rare, so kept in a box made on
+    /// first write (see `TaskConnectionState`); a task that never needs
+    /// them pays one pointer. Read it here; change it through `connection()`.
+    private(set) var connectionState: TaskConnectionState? = nil
+    /// The box of TLS-challenge and proxy answers, made on first use.
+    mutating func connection() -> TaskConnectionState {
+        if let state = connectionState { return state }
+        let state = TaskConnectionState()
+        connectionState = state
+        return state
+    }
+    /// The public task, for handler calls. Weak: the task owns this core.
+    weak var owner: SessionTask?
+    /// The final response while handlers decide on it, and a hop end
+    /// that waits for it to be published.
+    var publication = ResponsePublication()
+    /// Tries made while waiting for connectivity (`waitsForConnectivity`).
+    var connectivity = ConnectivityRetry()
+    /// The task's retry policy and its retries so far; nil without one.
+    var retry: RetryState?
+    /// The task's own middleware, its attempts, and the one it waits for.
+    var middleware = MiddlewareState()
+    /// `SessionTask.unixSocket`, read only while `ownUnixSocketSet` is.
+    var ownUnixSocket: UnixSocket?
+    /// The request's own httpBodyStream was sent once; re-sends ask for a new one.
+    private var usedRequestBodyStream = false
+    /// Set for download tasks (from the start, or after `becomeDownload`).
+    /// Begun by `writeBody(to:)`, then changed by its own transitions.
+    var download: DownloadState?
+    /// Set while a multipart/x-mixed-replace body is split into parts
+    /// (`splitBody(into:)`).
+    var multipart: MultipartState?
+    /// `cancelByProducingResumeData()` callers waiting for the end.
+    var resumeData = ResumeDataRequests()
+
+    init(pipeline: TaskPipeline, hop: HopState, retry: RetryState?) {
+        self.pipeline = pipeline
+        self.hop = hop
+        self.retry = retry
+    }
+
+    // MARK: Transitions of the task's own fields
+
+    /// A hop starts (the pipeline agreed): its state, and who answers it.
+    mutating func beginHop(_ hop: HopState, via exchange: any HopExchange, expectedToSend: Int64) {
+        self.hop = hop
+        self.exchange = exchange
+        pipeline.startedSending(expected: expectedToSend)
+    }
+
+    /// Hop `id` ended: its exchange if `id` is the current hop (which
+    /// then has none), nil for a hop the task has left.
+    mutating func endHop(_ id: HopID) -> (any HopExchange)? {
+        guard let current = exchange, current.id == id else { return nil }
+        exchange = nil
+        pipeline.hopEnded()
+        return current
+    }
+
+    /// The body goes to a file from now on (a download task's first
+    /// hop, or a data task's `becomeDownload`).
+    mutating func writeBody(to download: DownloadState) {
+        self.download = download
+    }
+
+    /// The body is split into x-mixed-replace parts from now on.
+    mutating func splitBody(into parts: MultipartState) {
+        multipart = parts
+    }
+
+    /// The task ends: no exchange answers it any more, and the hop's
+    /// cache stage (which holds the task) goes.
+    mutating func taskEnded() {
+        exchange = nil
+        hop.leaveCacheStage()
+    }
+
+    /// Whether the request's own httpBodyStream is unused (it serves the
+    /// first send only); it counts as used from now on.
+    mutating func takeFirstUseOfRequestBodyStream() -> Bool {
+        defer { usedRequestBodyStream = true }
+        return !usedRequestBodyStream
+    }
+}
