@@ -40,7 +40,7 @@ extension TaskCore {
             if let progress = guarded.download?.progress(
                 at: length, of: guarded.pipeline.bytesExpectedToReceive, now: DispatchTime.now().uptimeNanoseconds)
             {
-                wake = Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
+                wake = guarded.wake(for: guarded.pipeline.downloadProgress(progress))
             }
             return .adopted(file, wake)
         }
@@ -71,7 +71,7 @@ extension TaskCore {
                 overall.totalUnitCount = expected
                 overall.completedUnitCount = total
             }
-            return Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
+            return guarded.wake(for: guarded.pipeline.downloadProgress(progress))
         }
         wake?.run(by: self)
     }

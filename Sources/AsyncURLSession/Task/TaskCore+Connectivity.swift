@@ -44,7 +44,7 @@ extension TaskCore {
     private func announceWaitingForConnectivity() {
         let publish: @Sendable () -> Void = { [self] in
             let wake = guarded.withLock { guarded -> Wake? in
-                Self.wake(for: guarded.pipeline.offer(.waitingForConnectivity), in: &guarded)
+                guarded.wake(for: guarded.pipeline.offer(.waitingForConnectivity))
             }
             wake?.run(by: self)
         }

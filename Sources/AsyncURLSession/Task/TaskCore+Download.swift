@@ -68,7 +68,7 @@ extension TaskCore {
             at: guarded.pipeline.bytesReceived, of: guarded.pipeline.bytesExpectedToReceive,
             now: DispatchTime.now().uptimeNanoseconds)
         else { return (.accepted, nil) }
-        return (.accepted, Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded))
+        return (.accepted, guarded.wake(for: guarded.pipeline.downloadProgress(progress)))
     }
 
     /// A data task's response decision said `becomeDownload`: the rest of the
@@ -154,10 +154,10 @@ extension TaskCore {
                 if let progress = guarded.download?.finalProgress(
                     at: guarded.pipeline.bytesReceived, of: guarded.pipeline.bytesExpectedToReceive)
                 {
-                    wake = Self.wake(for: guarded.pipeline.downloadProgress(progress), in: &guarded)
+                    wake = guarded.wake(for: guarded.pipeline.downloadProgress(progress))
                 }
                 let delivery = guarded.pipeline.offer(.downloaded(file.url))
-                if wake == nil { wake = Self.wake(for: delivery, in: &guarded) }
+                if wake == nil { wake = guarded.wake(for: delivery) }
                 return (nil, waiters, nil, wake)
             }
             guarded.download?.releaseFile()

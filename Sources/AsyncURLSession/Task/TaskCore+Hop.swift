@@ -171,7 +171,7 @@ extension TaskCore {
             updateProgress(&guarded)
             switch action {
             case .accept(.handOffAfterRead): return .verdict(.accepted, .handOffAfterRead(self))
-            case .accept(let delivery): return .verdict(.accepted, Self.wake(for: delivery, in: &guarded))
+            case .accept(let delivery): return .verdict(.accepted, guarded.wake(for: delivery))
             case .pause: return .verdict(.pause, nil)
             case .abort(let error): return .verdict(.abort(error), nil)
             }
@@ -364,14 +364,14 @@ extension TaskCore {
         if guarded.download != nil, let response = source.response,
             let resumed = downloadResponseArrived(response, in: &guarded)
         {
-            result.wake = Self.wake(for: guarded.pipeline.offer(resumed), in: &guarded)
+            result.wake = guarded.wake(for: guarded.pipeline.offer(resumed))
         }
         let delivery = guarded.pipeline.receivedResponse(source, decision: decision)
-        if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
+        if result.wake == nil { result.wake = guarded.wake(for: delivery) }
         if let heldBody {
             let (delivery, error) = guarded.pipeline.receivedHeldBody(heldBody)
             result.bodyError = error
-            if result.wake == nil { result.wake = Self.wake(for: delivery, in: &guarded) }
+            if result.wake == nil { result.wake = guarded.wake(for: delivery) }
         }
         updateProgress(&guarded)
         if afterHandlers, guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.exchange }
@@ -433,7 +433,7 @@ extension TaskCore {
         let publish: @Sendable () -> Void = { [self] in
             let (wake, toConsumer) = guarded.withLock { guarded -> (Wake?, Bool) in
                 let toConsumer = guarded.pipeline.consumer == .events
-                return (Self.wake(for: guarded.pipeline.offer(event), in: &guarded), toConsumer)
+                return (guarded.wake(for: guarded.pipeline.offer(event)), toConsumer)
             }
             if !toConsumer { decision.settleWithDefault() }
             wake?.run(by: self)

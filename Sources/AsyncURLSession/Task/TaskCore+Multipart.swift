@@ -41,7 +41,7 @@ extension TaskCore {
             case .body(let data):
                 delivery = guarded.pipeline.receivedPartBody(data)
             }
-            if wake == nil { wake = Self.wake(for: delivery, in: &guarded) }
+            if wake == nil { wake = guarded.wake(for: delivery) }
         }
         return (.accepted, wake)
     }

@@ -66,7 +66,7 @@ extension TaskCore {
     /// Tells the handlers, and an events consumer.
     private func announce(_ attempt: RetryAttempt) {
         let (wake, owner) = guarded.withLock { guarded in
-            (Self.wake(for: guarded.pipeline.offer(.retrying(attempt)), in: &guarded), guarded.owner)
+            (guarded.wake(for: guarded.pipeline.offer(.retrying(attempt))), guarded.owner)
         }
         wake?.run(by: self)
         let handlers = [delegate, context.delegate].compactMap { $0 }

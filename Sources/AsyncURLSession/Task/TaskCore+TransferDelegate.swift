@@ -16,7 +16,7 @@ extension TaskCore {
             let delivery = guarded.pipeline.sentBody(
                 totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, now: now)
             updateProgress(&guarded)
-            return Self.wake(for: delivery, in: &guarded)
+            return guarded.wake(for: delivery)
         }
         wake?.run(by: self)
     }
@@ -32,7 +32,7 @@ extension TaskCore {
         guard let url, let response = ResponseSource(head: head, url: url).response else { return }
         let wake = guarded.withLock { guarded -> Wake? in
             guard guarded.transferID == id else { return nil }
-            return Self.wake(for: guarded.pipeline.offer(.informationalResponse(response)), in: &guarded)
+            return guarded.wake(for: guarded.pipeline.offer(.informationalResponse(response)))
         }
         wake?.run(by: self)
     }

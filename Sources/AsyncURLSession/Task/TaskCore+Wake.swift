@@ -1,10 +1,9 @@
-internal import CurlEngine
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
-extension TaskCore: TurnWork {
+extension TaskCore {
     /// A parked consumer to resume, taken out of the lock together with what
     /// it gets, and resumed after the lock is released.
     /// Unsafe continuations, not checked ones: a checked one allocates a
@@ -22,35 +21,35 @@ extension TaskCore: TurnWork {
         /// engine's current read (`TaskPipeline.DeliveryAction.handOffAfterRead`).
         case handOffAfterRead(TaskCore)
         /// The wake-up is held in `ConsumerWaiters` already, put there
-        /// under the lock that made it (`holdForTurnEnd`): `run(by:)` only
-        /// registers the task with the turn, without taking the lock again.
+        /// under the lock that made it (`TaskMachine.holdForTurnEnd`):
+        /// `run(by:)` only registers the task with the turn, without taking
+        /// the lock again.
         case heldForTurnEnd
 
-        /// Resumes the consumer. On the engine thread (see `EngineTurn`):
-        /// body bytes of a read once the read is in, so the consumer works
-        /// on them while the engine reads on; other body bytes (a held body,
-        /// a multipart part) at once; everything else at the end of the
-        /// turn, together with the other wake-ups; while the turn tells ended
-        /// transfers, at once (`EngineTurn.isFinishingTransfers`). Anywhere
-        /// else: now.
+        /// Resumes the consumer (see `ConsumerWakeScheduling`): body bytes
+        /// of a read once the read is in, so the consumer works on them
+        /// while the engine reads on; other body bytes (a held body, a
+        /// multipart part) at once; everything else at the end of the turn,
+        /// together with the other wake-ups; while the turn tells ended
+        /// transfers, at once. Off the engine's threads: now.
         /// `core`: the task whose consumer this wakes, which holds the
         /// wake-up for the turn's end (no closure to allocate).
         func run(by core: TaskCore) {
             switch self {
             case .heldForTurnEnd:
-                EngineTurn.atEnd(core)
+                ConsumerWakes.atTurnEnd(core)
             case .event(_, .success(.some(.data))):
                 resumeNow()
-            case _ where EngineTurn.isFinishingTransfers:
+            case _ where ConsumerWakes.isFinishingTransfers:
                 resumeNow()
             case .handOffAfterRead:
-                EngineTurn.afterRead(core)
+                ConsumerWakes.afterRead(core)
             default:
                 let held = core.guarded.withLock { $0.waiters.holdForTurnEnd(self) }
                 if held {
-                    EngineTurn.atEnd(core)
+                    ConsumerWakes.atTurnEnd(core)
                 } else {
-                    EngineTurn.atEnd { resumeNow() }
+                    ConsumerWakes.atTurnEnd { resumeNow() }
                 }
             }
         }
@@ -63,19 +62,6 @@ extension TaskCore: TurnWork {
             case .handOffAfterRead(let core): core.handOffQueuedEvent()
             case .heldForTurnEnd: break  // `run(by:)` registers it; never resumed itself
             }
-        }
-    }
-
-    /// Under the lock that made `wake`: a wake-up that `run(by:)` would hold
-    /// for the turn's end is held in `ConsumerWaiters` here, so that run(by:)
-    /// needs no second lock acquisition to put it there. Others unchanged.
-    static func holdForTurnEnd(_ wake: Wake?, in guarded: inout TaskMachine) -> Wake? {
-        switch wake {
-        case nil, .event(_, .success(.some(.data)))?, .handOffAfterRead?, .heldForTurnEnd?:
-            return wake
-        case .event?, .collect?, .collectCallback?:
-            guard let wake, EngineTurn.holdsWorkForTurnEnd, guarded.waiters.holdForTurnEnd(wake) else { return wake }
-            return .heldForTurnEnd
         }
     }
 
@@ -92,46 +78,8 @@ extension TaskCore: TurnWork {
     /// Hands the parked consumer the event queued for it by a read, unless
     /// something else reached it first.
     func handOffQueuedEvent() {
-        let handOff = guarded.withLock {
-            guarded -> (UnsafeContinuation<TaskEvent?, any Error>, TaskEvent, Bool, (any HopExchange)?)? in
-            guard guarded.waiters.isEventConsumerParked,
-                case .deliver(let event, let resumeReceiving)? = guarded.pipeline.handOffQueued(),
-                let waiter = guarded.waiters.takeEventConsumer()
-            else { return nil }
-            guarded.waiters.delivered(event)
-            return (waiter, event, resumeReceiving, guarded.exchange)
-        }
-        guard let (waiter, event, resumeReceiving, exchange) = handOff else { return }
-        if resumeReceiving, let exchange { exchange.resumeReceiving() }
-        waiter.resume(returning: event)
-    }
-
-    static func wake(for action: TaskPipeline.DeliveryAction, in guarded: inout TaskMachine) -> Wake? {
-        guard case .wakeConsumer(let event) = action, let waiter = guarded.waiters.takeEventConsumer() else { return nil }
-        guarded.waiters.delivered(event)
-        return holdForTurnEnd(.event(waiter, .success(event)), in: &guarded)
-    }
-
-    static func wake(for action: TaskPipeline.EndAction, in guarded: inout TaskMachine) -> Wake? {
-        holdForTurnEnd(endWake(for: action, in: &guarded), in: &guarded)
-    }
-
-    private static func endWake(for action: TaskPipeline.EndAction, in guarded: inout TaskMachine) -> Wake? {
-        switch action {
-        case .wakeConsumer(let event):
-            guard let waiter = guarded.waiters.takeEventConsumer() else { return nil }
-            guarded.waiters.delivered(event)
-            return .event(waiter, .success(event))
-        case .endStream(let error):
-            guard let waiter = guarded.waiters.takeEventConsumer() else { return nil }
-            return .event(waiter, error.map { .failure($0) } ?? .success(nil))
-        case .completeCollect:
-            guard let end = guarded.pipeline.end else { return nil }
-            if let callback = guarded.waiters.takeCollectCallback() { return .collectCallback(callback) }
-            guard let waiter = guarded.waiters.takeCollector() else { return nil }
-            return .collect(waiter, takeCollected(end, in: &guarded))
-        case .none:
-            return nil
-        }
+        guard let handOff = guarded.withLock({ $0.handOffQueued() }) else { return }
+        handOff.resumeReceiving?.resumeReceiving()
+        handOff.waiter.resume(returning: handOff.event)
     }
 }

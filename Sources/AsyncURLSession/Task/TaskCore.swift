@@ -288,7 +288,7 @@ final class TaskCore: Sendable {
             let action = guarded.pipeline.cancel(error: error)
             if guarded.pipeline.isCanceling { cancelRequested.store(true, ordering: .relaxed) }
             guard case .finishWithoutTransfer(let end) = action else { return (action, guarded.exchange, nil) }
-            return (action, guarded.exchange, Self.wake(for: end, in: &guarded))
+            return (action, guarded.exchange, guarded.wake(for: end))
         }
         switch action {
         case .cancelTransfer(let dropped):
@@ -371,22 +371,9 @@ final class TaskCore: Sendable {
         // Both are settled outside the lock, before the next event is looked
         // at (a default can queue events). Most pulls have neither; they
         // take the lock once.
-        let (outstanding, handedOutFile, early, looked) = guarded.withLock {
-            guarded -> (OutstandingDecision?, URL?, (TaskPipeline.NextAction, (any HopExchange)?)?, Bool) in
-            guard !guarded.waiters.hasLeftOpen else {
-                let (outstanding, file) = guarded.waiters.takeLeftOpen()
-                // A response decision's default (allow) changes nothing
-                // and queues nothing: the next event is taken now too, and
-                // the decision settled after the lock.
-                if file == nil, case .response? = outstanding {
-                    return (outstanding, nil, Self.takeReadyEvent(in: &guarded), true)
-                }
-                return (outstanding, file, nil, false)
-            }
-            return (nil, nil, Self.takeReadyEvent(in: &guarded), true)
-        }
-        outstanding?.settleWithDefault()
-        if let handedOutFile { unlink(handedOutFile.path) }
+        let pull = guarded.withLock { $0.pull() }
+        pull.outstanding?.settleWithDefault()
+        if let handedOutFile = pull.handedOutFile { unlink(handedOutFile.path) }
 
         // An event already queued (a consumer behind the network) is taken
         // without a continuation or a cancellation handler: registering
@@ -395,7 +382,7 @@ final class TaskCore: Sendable {
         // A pull whose settling may have queued something (another
         // decision's default, a file deleted) looks again now; the others
         // looked under the first lock.
-        let ready = looked ? early : guarded.withLock { Self.takeReadyEvent(in: &$0) }
+        let ready = pull.looked ? pull.ready : guarded.withLock { $0.takeReadyEvent() }
         guard let (action, exchange) = ready else { return .mustWait }
         switch action {
         case .deliver(let event, let resumeReceiving):
@@ -417,22 +404,8 @@ final class TaskCore: Sendable {
     func waitForNextEvent() async throws -> TaskEvent? {
         let event = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<TaskEvent?, any Error>) in
-                let (action, exchange, beforeBody) = guarded.withLock {
-                    guarded -> (TaskPipeline.NextAction, (any HopExchange)?, Bool) in
-                    if guarded.waiters.isEventConsumerParked {
-                        // `events` has one consumer; a second would steal its events.
-                        return (.failStream(URLError.make(
-                            .unknown, url: failingURLString,
-                            reason: "task.events is already being iterated elsewhere; a task's events have one consumer.")), nil, false)
-                    }
-                    let action = guarded.pipeline.next()
-                    switch action {
-                    case .wait: guarded.waiters.parkEventConsumer(continuation)
-                    case .deliver(let event, _): guarded.waiters.delivered(event)
-                    default: break
-                    }
-                    return (action, guarded.exchange, guarded.pipeline.bytesReceived == 0)
-                }
+                let parked = guarded.withLock { $0.parkEventConsumer(continuation, failingURL: failingURLString) }
+                let (action, exchange, beforeBody) = (parked.action, parked.exchange, parked.beforeBody)
                 switch action {
                 case .deliver(let event, let resumeReceiving):
                     if resumeReceiving, let exchange { exchange.resumeReceiving() }
@@ -461,11 +434,7 @@ final class TaskCore: Sendable {
     /// only hand off). Then `takeCollectedResult()` gives the outcome. For
     /// the classic completion handler, which needs no Swift task to wait.
     func whenCollectionEnds(_ callback: @escaping @Sendable () -> Void) {
-        let ended = guarded.withLock { guarded -> Bool in
-            if guarded.pipeline.end != nil { return true }
-            guarded.waiters.callWhenCollectionEnds(callback)
-            return false
-        }
+        let ended = guarded.withLock { $0.callWhenCollectionEnds(callback) }
         if ended { callback() }
     }
 
@@ -473,7 +442,7 @@ final class TaskCore: Sendable {
     /// Foundation's response is built here, on the consumer's thread, not on
     /// the engine thread (see ResponseSource).
     func takeCollectedResult() -> Result<(Data, HTTPURLResponse), URLError> {
-        let handed = guarded.withLock { guarded in guarded.pipeline.end.map { Self.takeCollected($0, in: &guarded) } }
+        let handed = guarded.withLock { guarded in guarded.pipeline.end.map { guarded.takeCollected($0) } }
         guard let handed else {
             return .failure(URLError.make(
                 .unknown, url: failingURLString, reason: "takeCollectedResult() was called before the task ended."))
@@ -497,12 +466,7 @@ final class TaskCore: Sendable {
         if Task.isCancelled { cancel() }
         let handed = try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<CollectedHandOff, any Error>) in
-                let (end, exchange) = guarded.withLock { guarded -> (Result<CollectedHandOff, URLError>?, (any HopExchange)?) in
-                    if let end = guarded.pipeline.end { return (Self.takeCollected(end, in: &guarded), nil) }
-                    guarded.waiters.parkCollector(continuation)
-                    // A transfer whose body flows already is the engine thread's (see `waitInlineBeforeBody`).
-                    return (nil, guarded.pipeline.bytesReceived == 0 ? guarded.exchange : nil)
-                }
+                let (end, exchange) = guarded.withLock { $0.parkCollector(continuation) }
                 if let end {
                     continuation.resume(with: end)
                 } else if let exchange {
@@ -515,17 +479,11 @@ final class TaskCore: Sendable {
         return try collectedResult(handed).get()
     }
 
-    /// The collected body and the response it answers, taken out of the
-    /// pipeline under the lock that saw the end (the waker's, or
-    /// `collect()`'s own when the end came first) and handed to the waiting
-    /// consumer with its resumption: no second acquisition to take them.
+    /// The collected body and the response it answers (see
+    /// `TaskMachine.takeCollected`).
     struct CollectedHandOff {
         let body: Data
         let source: ResponseSource?
-    }
-
-    static func takeCollected(_ end: Result<Void, URLError>, in guarded: inout TaskMachine) -> Result<CollectedHandOff, URLError> {
-        end.map { CollectedHandOff(body: guarded.pipeline.takeCollectedBody(), source: guarded.pipeline.responseSource) }
     }
 
     // MARK: - Ending
@@ -558,7 +516,7 @@ final class TaskCore: Sendable {
         // Every task error names the request that failed, under both of
         // Apple's keys, whichever path made it.
         let error = error?.namingFailingURL(guarded.hop.request.url ?? originalRequest.url)
-        let wake = Self.wake(for: guarded.pipeline.finish(error: error, metrics: metrics), in: &guarded)
+        let wake = guarded.wake(for: guarded.pipeline.finish(error: error, metrics: metrics))
         ended.store(true, ordering: .releasing)
         return wake
     }
@@ -596,16 +554,6 @@ final class TaskCore: Sendable {
             taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
             redirectCount: redirectCount,
             transactionMetrics: converted)
-    }
-}
-
-extension TaskCore {
-    /// The queued event or end, taken for a consumer that is not parked;
-    /// nil when it must wait.
-    static func takeReadyEvent(in guarded: inout TaskMachine) -> (TaskPipeline.NextAction, (any HopExchange)?)? {
-        guard !guarded.waiters.isEventConsumerParked, let action = guarded.pipeline.nextIfReady() else { return nil }
-        if case .deliver(let event, _) = action { guarded.waiters.delivered(event) }
-        return (action, guarded.exchange)
     }
 }
 
