@@ -23,27 +23,7 @@ extension TaskCore {
     }
 
     func adoptDownloadBody(_ source: URL, length: Int64, id: HopID) -> AdoptedBody {
-        let outcome = guarded.withLock { guarded -> AdoptedBody in
-            guard guarded.transferID == id else { return .abort(URLError(.cancelled)) }
-            guard guarded.hop.held == nil, guarded.hop.cacheStage == nil, let file = guarded.download?.file,
-                guarded.download?.requestedOffset == 0, guarded.pipeline.bytesReceived == 0,
-                let count = Int(exactly: length)
-            else { return .notAdoptable }
-            switch guarded.pipeline.receivedDownloadBytes(count: count) {
-            case .pause: return .pause
-            case .abort(let error): return .abort(error)
-            case .accept: break
-            }
-            file.adopt(source, size: length)
-            updateProgress(&guarded)
-            var wake: Wake?
-            if let progress = guarded.download?.progress(
-                at: length, of: guarded.pipeline.bytesExpectedToReceive, now: DispatchTime.now().uptimeNanoseconds)
-            {
-                wake = guarded.wake(for: guarded.pipeline.downloadProgress(progress))
-            }
-            return .adopted(file, wake)
-        }
+        let outcome = guarded.withLock { $0.adoptBody(source, length: length, id: id) }
         return outcome
     }
 
@@ -63,16 +43,7 @@ extension TaskCore {
     /// How far the body written elsewhere got (`total` of `expected`, -1:
     /// unknown), reported as download progress, throttled as the engine's is.
     func reportDownloadProgress(total: Int64, expected: Int64, id: HopID) {
-        let wake = guarded.withLock { guarded -> Wake? in
-            guard guarded.transferID == id, guarded.download?.file != nil, guarded.download?.requestedOffset == 0,
-                let progress = guarded.download?.progress(at: total, of: expected, now: DispatchTime.now().uptimeNanoseconds)
-            else { return nil }
-            if let overall = guarded.progress {
-                overall.totalUnitCount = expected
-                overall.completedUnitCount = total
-            }
-            return guarded.wake(for: guarded.pipeline.downloadProgress(progress))
-        }
+        let wake = guarded.withLock { $0.progressWrittenElsewhere(total: total, expected: expected, id: id) }
         wake?.run(by: self)
     }
 }

@@ -192,7 +192,7 @@ extension TaskCore {
             guarded.beginHop(
                 HopState(request: request, credential: credential, proxyCredential: proxyCredential, cacheStage: stage),
                 via: exchange, expectedToSend: expectedToSend)
-            return (exchange, guarded.pipeline.state == .suspended, metricsReadable(guarded) || observation?.wantsHopMetrics == true)
+            return (exchange, guarded.pipeline.state == .suspended, guarded.metricsReadable || observation?.wantsHopMetrics == true)
         }
         guard let (exchange, suspended, collectsMetrics) = started else {
             if case .stream(let stream, _) = body { stream.finish() }

@@ -30,47 +30,6 @@ extension TaskCore {
         }
     }
 
-    /// Before a download's response is published: where the file continues
-    /// (a 206 for the range asked for continues it; anything else restarts
-    /// it), and the `resumed` event for a download from resume data.
-    func downloadResponseArrived(_ response: HTTPURLResponse, in guarded: inout TaskMachine) -> TaskEvent? {
-        guard let file = guarded.download?.file else { return nil }
-        let validator = ResumeData.validator(of: response)
-        guard let continuation = guarded.download?.responseArrived(
-            statusCode: response.statusCode, contentRange: ContentRange(response),
-            expectedContentLength: response.expectedContentLength,
-            entityTag: validator.entityTag, lastModified: validator.lastModified)
-        else { return nil }
-        if continuation.restartsFile { file.truncate(to: 0) }
-        guarded.pipeline.resumedAt(offset: continuation.offset, expectedTotal: continuation.expectedTotal)
-        return continuation.resumedEvent
-    }
-
-    /// Body bytes of a download: written to its file (engine thread, under the lock).
-    func downloadReceived(_ bytes: UnsafeRawBufferPointer, in guarded: inout TaskMachine) -> (BodyVerdict, Wake?) {
-        switch guarded.pipeline.receivedDownloadBytes(count: bytes.count) {
-        case .pause: return (.pause, nil)
-        case .abort(let error): return (.abort(error), nil)
-        case .accept: break
-        }
-        guard let file = guarded.download?.file else { return (.abort(URLError(.cancelled)), nil) }
-        if file.isFull {
-            // The disk is behind: hand the bytes back and wait for the writer.
-            guarded.pipeline.undoDownloadBytes(count: bytes.count)
-            if let exchange = guarded.exchange {
-                file.whenDrained { exchange.resumeReceiving() }
-            }
-            return (.pause, nil)
-        }
-        if let error = file.enqueue(Data(bytes)) { return (.abort(error), nil) }
-        updateProgress(&guarded)
-        guard let progress = guarded.download?.progress(
-            at: guarded.pipeline.bytesReceived, of: guarded.pipeline.bytesExpectedToReceive,
-            now: DispatchTime.now().uptimeNanoseconds)
-        else { return (.accepted, nil) }
-        return (.accepted, guarded.wake(for: guarded.pipeline.downloadProgress(progress)))
-    }
-
     /// A data task's response decision said `becomeDownload`: the rest of the
     /// body (and what is queued already) goes to a file.
     func becomeDownload() {
@@ -81,46 +40,14 @@ extension TaskCore {
             cancelWith(error)
             return
         }
-        let outcome = guarded.withLock { guarded -> (URLError?, (any HopExchange)?) in
-            // Not for data(for:) (it returns Data), not twice, not after a failure.
-            var ended = false
-            if let end = guarded.pipeline.end {
-                guard case .success = end else {
-                    file.remove()
-                    return (nil, nil)
-                }
-                ended = true
-            }
-            guard guarded.pipeline.consumer == .events, guarded.download == nil else {
-                file.remove()
-                return (nil, nil)
-            }
-            for chunk in guarded.pipeline.takeQueuedBody() {
-                if let error = file.enqueue(chunk) { return (error, nil) }
-            }
-            if ended {
-                // The whole body was already here (at most the stream buffer,
-                // 1 MiB): write it out now, on this consumer's thread, so the
-                // file is whole when `downloaded` is handed out.
-                if let error = file.drain() { return (error, nil) }
-                file.close()
-            }
-            guarded.writeBody(to: DownloadState(file: file, after: guarded.pipeline.response))
-            becameDownload.store(true, ordering: .relaxed)
-            guard ended else { return (nil, guarded.exchange) }
-            guarded.download?.finished(file)
-            let total = guarded.pipeline.bytesReceived
-            guarded.pipeline.insertDownloadEnd([
-                .downloadProgress(TransferProgress(
-                    bytes: total, totalBytes: total, totalBytesExpected: guarded.pipeline.bytesExpectedToReceive)),
-                .downloaded(file.url),
-            ])
-            return (nil, nil)
-        }
-        if let error = outcome.0 {
+        switch guarded.withLock({ $0.becomeDownload(into: file) }) {
+        case .refused:
+            break
+        case .failed(let error):
             cancelWith(error)
-        } else if let exchange = outcome.1 {
-            exchange.resumeReceiving()
+        case .became(let exchange):
+            becameDownload.store(true, ordering: .relaxed)
+            exchange?.resumeReceiving()
         }
     }
 
@@ -143,69 +70,17 @@ extension TaskCore {
     }
 
     private func finishDownloadAfterFlush(error: URLError?) -> URLError? {
-        let (result, waiters, resumeData, wake) = guarded.withLock {
-            guarded -> (URLError?, [CheckedContinuation<Data?, Never>], Data?, Wake?) in
-            let waiters = guarded.resumeData.takeWaiters()
-            guard let file = guarded.download?.file else { return (error, waiters, nil, nil) }
-            guard let error else {
-                file.close()
-                guarded.download?.finished(file)
-                var wake: Wake?
-                if let progress = guarded.download?.finalProgress(
-                    at: guarded.pipeline.bytesReceived, of: guarded.pipeline.bytesExpectedToReceive)
-                {
-                    wake = guarded.wake(for: guarded.pipeline.downloadProgress(progress))
-                }
-                let delivery = guarded.pipeline.offer(.downloaded(file.url))
-                if wake == nil { wake = guarded.wake(for: delivery) }
-                return (nil, waiters, nil, wake)
-            }
-            guarded.download?.releaseFile()
-            let resumable = guarded.resumeData.isWanted || Self.canResume(after: error)
-            guard resumable, file.size > 0, let state = guarded.download, state.hasValidator,
-                let data = makeResumeData(file: file, state: state, request: guarded.hop.request)
-            else {
-                file.remove()
-                return (error, waiters, nil, nil)
-            }
-            file.close()
-            var info = error.userInfo
-            info[URLError.downloadTaskResumeDataKey] = data
-            return (URLError(error.code, userInfo: info), waiters, data, nil)
-        }
-        wake?.run(by: self)
-        for waiter in waiters { waiter.resume(returning: resumeData) }
-        return result
-    }
-
-    /// The network failed, or the disk did (full: free space, then resume).
-    private static func canResume(after error: URLError) -> Bool {
-        error.code.isTransientNetworkFailure || error.code == .cannotWriteToFile
-    }
-
-    private func makeResumeData(file: DownloadFile, state: DownloadState, request: URLRequest) -> Data? {
-        guard let url = request.url else { return nil }
-        // Credentials and cookies never go into resume data (apps store it).
-        let secret: Set<String> = ["authorization", "proxy-authorization", "cookie", "range", "if-range"]
-        let headers = (request.allHTTPHeaderFields ?? [:])
-            .filter { !secret.contains($0.key.lowercased()) }
-            .sorted { $0.key < $1.key }
-            .map { [$0.key, $0.value] }
-        let payload = ResumeData.Payload(
-            url: url.absoluteString, method: request.httpMethod ?? "GET", headers: headers, fileName: file.name,
-            bytesReceived: file.size, entityTag: state.entityTag, lastModified: state.lastModified)
-        return ResumeData(payload: payload).encoded()
+        let end = guarded.withLock { $0.finishDownload(error: error) }
+        end.wake?.run(by: self)
+        for waiter in end.waiters { waiter.resume(returning: end.resumeData) }
+        return end.error
     }
 
     /// Stops the download and returns resume data, or nil when it cannot be
     /// resumed (no validator from the server, nothing received, already over).
     func cancelByProducingResumeData() async -> Data? {
         await withCheckedContinuation { continuation in
-            let over = guarded.withLock { guarded -> Bool in
-                guard guarded.pipeline.end == nil else { return true }
-                guarded.resumeData.ask(continuation)
-                return false
-            }
+            let over = !guarded.withLock { $0.askForResumeData(continuation) }
             if over {
                 continuation.resume(returning: nil)
             } else {

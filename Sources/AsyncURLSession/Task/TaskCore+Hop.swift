@@ -29,24 +29,8 @@ extension TaskCore {
         // a collected body's response is then published under the same lock.
         let publishesAtOnce = !head.hasSetCookie && !head.hasStrictTransportSecurity && log == nil
             && observation == nil && !hasHandlers && !usesMiddleware.load(ordering: .relaxed)
-        var publishedAtOnce: PublishedResponse?
-        /// What one lock acquisition learns of the hop (see `HeadCheck`).
-        guard let check = guarded.withLock({ guarded -> HeadCheck? in
-            guard guarded.transferID == id, let url = guarded.hop.request.url else { return nil }
-            var check = HeadCheck(
-                url: url, fromCache: guarded.exchange?.fetchType == .localCache, consumer: PublishedConsumer(guarded))
-            // The common case (a status never held back) is decided here:
-            // no second acquisition.
-            if !HopState.mayHold(status: head.statusCode), guarded.retry?.holds(head.statusCode) != true {
-                let verdict = guarded.hop.receivedUnholdableHead(ResponseSource(head: copy head, url: url))
-                check.verdict = verdict
-                if publishesAtOnce, !check.consumer.events, !check.consumer.download,
-                    case .deliver(let source) = verdict
-                {
-                    publishedAtOnce = publish(source, decision: nil, heldBody: nil, afterHandlers: false, in: &guarded)
-                }
-            }
-            return check
+        guard let (check, publishedAtOnce) = guarded.withLock({
+            $0.checkHead(head, id: id, publishesAtOnce: publishesAtOnce)
         }) else { return }
         if let publishedAtOnce {
             carryOut(publishedAtOnce, decision: nil)
@@ -59,12 +43,11 @@ extension TaskCore {
             // Foundation's HTTPURLResponse is costly to build: never under
             // the lock, and only where it is needed (see ResponseSource).
             let source = ResponseSource(head: head, url: url)
-            verdict = guarded.withLock { guarded -> HopState.HeadVerdict? in
-                guard guarded.transferID == id else { return nil }
-                return guarded.hop.receivedHead(
-                    source, redirectsAsFoundationNetworking: context.configuration.redirectsAsFoundationNetworking,
-                    retryable: guarded.retry?.heldStatuses ?? []
-                ) { context.configuration.isSensitiveHeader($0) }
+            let redirectsAsFoundation = context.configuration.redirectsAsFoundationNetworking
+            verdict = guarded.withLock {
+                $0.receivedHead(source, id: id, redirectsAsFoundationNetworking: redirectsAsFoundation) {
+                    context.configuration.isSensitiveHeader($0)
+                }
             }
         }
         if case .deliver(let source) = verdict, !startMultipart(source, id: id) {
@@ -77,7 +60,7 @@ extension TaskCore {
     /// but what every head from the network teaches the session.
     func hopAbsorbedHead(_ head: consuming ResponseHead, id: HopID) {
         har?.absorbedHead(head, hop: id)
-        guard let url = guarded.withLock({ $0.transferID == id ? $0.hop.request.url : nil }) else { return }
+        guard let url = guarded.withLock({ $0.currentURL(of: id) }) else { return }
         learn(from: head, url: url, fromCache: false)
     }
 
@@ -99,23 +82,11 @@ extension TaskCore {
         observation?.response(status: head.statusCode, httpVersion: head.httpVersion)
     }
 
-    /// What `hopDidReceiveHead` reads of the hop under its one lock.
-    private struct HeadCheck {
-        let url: URL
-        let fromCache: Bool
-        let consumer: PublishedConsumer
-        /// Set when the head could be decided under that lock.
-        var verdict: HopState.HeadVerdict?
-    }
-
     /// Hop `id`'s exchange ended at `url` (a local responder followed
     /// redirects itself: the background agent): its request names it, so
     /// the response built from the next head, and `currentRequest`, do.
     func hopMoved(to url: URL, id: HopID) {
-        guarded.withLock { guarded in
-            guard guarded.transferID == id else { return }
-            guarded.hop.moved(to: url)
-        }
+        guarded.withLock { $0.hopMoved(to: url, id: id) }
     }
 
     /// Every hop's Set-Cookie fields go to the jar (a redirect's too, before
@@ -131,51 +102,7 @@ extension TaskCore {
     }
 
     func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: HopID) -> BodyVerdict {
-        enum Outcome {
-            case verdict(BodyVerdict, Wake?)
-            case release(HTTPURLResponse, Data)
-        }
-        let outcome = guarded.withLock { guarded -> Outcome in
-            guard guarded.transferID == id else { return .verdict(.abort(URLError(.cancelled)), nil) }
-            switch guarded.hop.receivedBody(bytes) {
-            case .kept:
-                return .verdict(.accepted, nil)
-            case .releaseHeld(let response, let body):
-                return .release(response, body)
-            case .deliver:
-                break
-            }
-            if guarded.download != nil {
-                let (verdict, wake) = downloadReceived(bytes, in: &guarded)
-                return .verdict(verdict, wake)
-            }
-            if guarded.multipart != nil {
-                let (verdict, wake) = multipartReceived(bytes, in: &guarded)
-                return .verdict(verdict, wake)
-            }
-            let action: TaskPipeline.BodyAction
-            switch guarded.pipeline.consumer {
-            case .events:
-                action = guarded.pipeline.receivedBody(
-                    count: bytes.count,
-                    makeChunk: { capacity in
-                        guard capacity > bytes.count else { return Data(bytes) }
-                        var chunk = Data(capacity: capacity)
-                        chunk.append(contentsOf: bytes)
-                        return chunk
-                    },
-                    append: { $0.append(contentsOf: bytes) })
-            case .collect:
-                action = guarded.pipeline.receivedBodyToCollect(count: bytes.count) { $0.append(bytes) }
-            }
-            updateProgress(&guarded)
-            switch action {
-            case .accept(.handOffAfterRead): return .verdict(.accepted, .handOffAfterRead(self))
-            case .accept(let delivery): return .verdict(.accepted, guarded.wake(for: delivery))
-            case .pause: return .verdict(.pause, nil)
-            case .abort(let error): return .verdict(.abort(error), nil)
-            }
-        }
+        let outcome = guarded.withLock { $0.receivedBody(bytes, id: id, core: self) }
         switch outcome {
         case .verdict(let verdict, let wake):
             // Here, not above: a released response's bytes come round again.
@@ -190,87 +117,27 @@ extension TaskCore {
     }
 
     func hopDidComplete(_ outcome: TransferOutcome, id: HopID) {
-        var current = false
-        var plainEnd: PlainEnd?
-        var finishedHere = false
-        var finishWake: Wake?
         // Nobody logs or traces this task: a plain end can finish under the
         // hop end's own lock acquisition (`complete` does nothing else then).
         let quiet = log == nil && observation == nil
-        let next = guarded.withLock { guarded -> (HopEnd, HopState.Held?)? in
-            guard let exchange = guarded.endHop(id) else { return nil }
-            current = true
-            // Turned into TransactionMetrics only if someone can read them
-            // (building them needs Foundation's response). A handshake
-            // stopped for a trust decision is not a transaction: the hop
-            // starts again.
-            if outcome.tlsChallenge == nil, metricsReadable(guarded) {
-                guarded.history.record(PendingTransaction(
-                    metrics: outcome.metrics, request: guarded.hop.request,
-                    response: guarded.hop.held.map { ResponseSource($0.response) } ?? guarded.pipeline.responseSource,
-                    fetchType: exchange.fetchType))
-            }
-            // Only the final response's trailers reach the consumer (not
-            // those of a redirect or a 401 held for a decision).
-            if let fields = outcome.trailers, outcome.error == nil, guarded.hop.held == nil {
-                guarded.pipeline.receivedTrailers(ResponseTrailers(fields))
-            }
-            var end: HopEnd = outcome.tlsChallenge.map { .tlsChallenge($0) } ?? outcome.error.map { .failure($0) }
-                ?? .success
-            if let methods = outcome.proxyAuthenticationMethods, let error = outcome.error {
-                end = .proxyRefusedConnect(methods.map(Self.challengeName), error)
-            }
-            // A cancel() that came while this transfer was ending missed it
-            // (the engine had let it go): no retry, no next hop, no
-            // decision follows; the task ends cancelled.
-            if let cancellation = guarded.pipeline.isCanceling ? guarded.pipeline.cancellation : nil {
-                end = .failure(cancellation)
-            }
-            // The response is not published yet: end after it.
-            if guarded.publication.hopEnded(end) == .heldUntilPublished { return nil }
-            // The common end (a success with nothing held, cached, written
-            // to a file or waited for) is read here, in the same lock
-            // acquisition: `endPlainly` then needs one more, to finish.
-            if case .success = end, guarded.hop.held == nil, guarded.hop.cacheStage?.hasWorkAtEnd != true,
-                guarded.download == nil, guarded.resumeData.isEmpty
-            {
-                let readable = metricsReadable(guarded)
-                if quiet, !readable {
-                    // `complete(error: nil, metrics: nil)`, here.
-                    finishedHere = true
-                    finishWake = finish(error: nil, metrics: nil, in: &guarded)
-                    return nil
-                }
-                plainEnd = PlainEnd(
-                    transactions: readable ? guarded.history.transactions : [], redirectCount: guarded.history.redirectCount,
-                    metricsReadable: readable)
-            }
-            return (end, guarded.hop.held)
-        }
-        if let observation, current {
+        let step = guarded.withLock { $0.hopEnded(outcome, id: id, quiet: quiet, originalURL: originalRequest.url) }
+        if let observation, step.isCurrent {
             if outcome.tlsChallenge == nil {
                 observation.hopEnded(metrics: outcome.metrics, error: outcome.error)
             } else {
                 observation.hopStoppedForTLS()
             }
         }
-        if finishedHere {
-            finished(waking: finishWake)
+        switch step {
+        case .stale, .waitsForPublication:
             return
-        }
-        guard let (end, held) = next else { return }
-        if let plainEnd {
+        case .finished(let wake):
+            finished(waking: wake)
+        case .plain(let plainEnd):
             endPlainly(plainEnd)
-        } else {
+        case .decide(let end, let held):
             finishHop(end, held: held, connected: outcome.metrics.connect != nil || outcome.metrics.reusedConnection)
         }
-    }
-
-    /// What the last hop's lock acquisition read for `endPlainly`.
-    struct PlainEnd {
-        let transactions: [PendingTransaction]
-        let redirectCount: Int
-        let metricsReadable: Bool
     }
 
     /// `finishHop` for a success with nothing held, cached or written to a
@@ -302,10 +169,7 @@ extension TaskCore {
             return
         }
         let decision = makeResponseDecision()
-        guarded.withLock { guarded in
-            guarded.pipeline.closeBodyGate()
-            guarded.publication.handlersStarted()
-        }
+        guarded.withLock { $0.responseGoesToHandlers() }
         askHandlers(decision) { handler, task in
             guard let response = source.response else { return }
             await handler.task(task, didReceive: response, decision: decision)
@@ -339,46 +203,10 @@ extension TaskCore {
             _ = source.response
         }
         let decision = handed ?? (events ? makeResponseDecision() : nil)
-        let published = guarded.withLock { guarded in
-            publish(source, decision: decision, heldBody: heldBody, afterHandlers: afterHandlers, in: &guarded)
+        let published = guarded.withLock {
+            $0.publish(source, decision: decision, heldBody: heldBody, afterHandlers: afterHandlers)
         }
         carryOut(published, decision: decision)
-    }
-
-    /// What publishing a response under the lock leaves to do after it.
-    struct PublishedResponse {
-        var wake: Wake?
-        var bodyError: URLError?
-        var resumeReceiving: (any HopExchange)?
-        var pendingEnd: (HopEnd, HopState.Held?)?
-        var collecting = false
-    }
-
-    /// The lock-side half of publishing a response (`publishResponse`, or
-    /// `hopDidReceiveHead` for a collected body under its own lock).
-    func publish(
-        _ source: ResponseSource, decision: ResponseDecision?, heldBody: Data?, afterHandlers: Bool,
-        in guarded: inout TaskMachine
-    ) -> PublishedResponse {
-        var result = PublishedResponse()
-        if guarded.download != nil, let response = source.response,
-            let resumed = downloadResponseArrived(response, in: &guarded)
-        {
-            result.wake = guarded.wake(for: guarded.pipeline.offer(resumed))
-        }
-        let delivery = guarded.pipeline.receivedResponse(source, decision: decision)
-        if result.wake == nil { result.wake = guarded.wake(for: delivery) }
-        if let heldBody {
-            let (delivery, error) = guarded.pipeline.receivedHeldBody(heldBody)
-            result.bodyError = error
-            if result.wake == nil { result.wake = guarded.wake(for: delivery) }
-        }
-        updateProgress(&guarded)
-        if afterHandlers, guarded.pipeline.openBodyGate() { result.resumeReceiving = guarded.exchange }
-        // A hop that ended before (or as) its response was published.
-        if let end = guarded.publication.published() { result.pendingEnd = (end, guarded.hop.held) }
-        result.collecting = guarded.pipeline.consumer != .events
-        return result
     }
 
     /// The half of publishing a response that runs after the lock.

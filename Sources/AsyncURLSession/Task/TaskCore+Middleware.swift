@@ -89,10 +89,7 @@ extension TaskCore {
     /// run, it starts on the pool.
     private func whileMiddlewareRuns(_ body: @escaping @Sendable () async -> Void) {
         let running = EngineTurn.isEngineThread ? Task { await body() } : Task.immediate { await body() }
-        let cancelled = guarded.withLock { guarded in
-            guarded.middleware.waits(on: running)
-            return guarded.pipeline.isCanceling || hasEnded
-        }
+        let cancelled = guarded.withLock { $0.middlewareRuns(running) }
         if cancelled { running.cancel() }
     }
 

@@ -19,30 +19,7 @@ extension TaskCore {
             let parser = MultipartReplaceParser(contentType: contentType),
             let response = source.response
         else { return false }
-        return guarded.withLock { guarded in
-            guard guarded.transferID == id, guarded.pipeline.consumer == .events, kind == .data,
-                guarded.download == nil
-            else { return false }
-            guarded.splitBody(into: MultipartState(parser: parser, outer: response))
-            return true
-        }
-    }
-
-    func multipartReceived(_ bytes: UnsafeRawBufferPointer, in guarded: inout TaskMachine) -> (BodyVerdict, Wake?) {
-        guard guarded.multipart != nil else { return (.abort(URLError(.cancelled)), nil) }
-        if guarded.pipeline.mustPauseBody() { return (.pause, nil) }
-        var wake: Wake?
-        for part in guarded.multipart?.feed(bytes) ?? [] {
-            let delivery: TaskPipeline.DeliveryAction
-            switch part {
-            case .response(let response):
-                let decision = ResponseDecision(listener: .part(WeakTaskCore(core: self)))
-                delivery = guarded.pipeline.receivedResponse(response, decision: decision)
-            case .body(let data):
-                delivery = guarded.pipeline.receivedPartBody(data)
-            }
-            if wake == nil { wake = guarded.wake(for: delivery) }
-        }
-        return (.accepted, wake)
+        let parts = MultipartState(parser: parser, outer: response)
+        return guarded.withLock { $0.startMultipart(parts, id: id, isDataTask: kind == .data) }
     }
 }

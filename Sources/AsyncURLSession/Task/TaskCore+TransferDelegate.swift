@@ -11,12 +11,8 @@ extension TaskCore: EngineHopDelegate {}
 extension TaskCore {
     func hopDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, id: HopID) {
         let now = DispatchTime.now().uptimeNanoseconds
-        let wake = guarded.withLock { guarded -> Wake? in
-            guard guarded.transferID == id else { return nil }
-            let delivery = guarded.pipeline.sentBody(
-                totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, now: now)
-            updateProgress(&guarded)
-            return guarded.wake(for: delivery)
+        let wake = guarded.withLock {
+            $0.sentBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, now: now, id: id)
         }
         wake?.run(by: self)
     }
@@ -24,16 +20,10 @@ extension TaskCore {
     /// A 1xx (103 Early Hints, ...) before the final response: an event for
     /// an events consumer; nobody else asks for it, so nothing is built then.
     func hopDidReceiveInformationalHead(_ head: consuming ResponseHead, id: HopID) {
-        let url = guarded.withLock { guarded -> URL? in
-            guard guarded.transferID == id, guarded.pipeline.consumer == .events else { return nil }
-            return guarded.hop.request.url
-        }
+        let url = guarded.withLock { $0.informationalURL(of: id) }
         // Built outside the lock: Foundation's response is the slow part.
         guard let url, let response = ResponseSource(head: head, url: url).response else { return }
-        let wake = guarded.withLock { guarded -> Wake? in
-            guard guarded.transferID == id else { return nil }
-            return guarded.wake(for: guarded.pipeline.offer(.informationalResponse(response)))
-        }
+        let wake = guarded.withLock { $0.receivedInformational(response, id: id) }
         wake?.run(by: self)
     }
 }

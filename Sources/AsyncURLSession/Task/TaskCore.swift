@@ -93,7 +93,9 @@ final class TaskCore: Sendable {
                 highWatermark: configuration.streamBufferHighWatermark,
                 lowWatermark: configuration.streamBufferLowWatermark),
             hop: HopState(request: request, credential: nil),
-            retry: configuration.retryPolicy.map(RetryState.init)))
+            retry: configuration.retryPolicy.map(RetryState.init),
+            isUploadTask: kind == .upload,
+            metricsReadByHandlers: delegate != nil || context.delegate != nil || har != nil))
         if configuration.offersTLSChallenges { offersTLS.store(true, ordering: .relaxed) }
         if !configuration.middleware.isEmpty { usesMiddleware.store(true, ordering: .relaxed) }
         if configuration.retryPolicy != nil { retries.store(true, ordering: .relaxed) }
@@ -201,25 +203,7 @@ final class TaskCore: Sendable {
     /// Created on first use, then kept current by the body callbacks: bytes
     /// sent for upload tasks, bytes received otherwise (-1 total: unknown).
     var progress: Progress {
-        guarded.withLock { guarded in
-            if let progress = guarded.progress { return progress }
-            let progress = Progress(totalUnitCount: -1)
-            guarded.progress = progress
-            updateProgress(&guarded)
-            return progress
-        }
-    }
-
-    /// Brings the Progress object (if anyone asked for it) up to the counters.
-    func updateProgress(_ guarded: inout TaskMachine) {
-        guard let progress = guarded.progress else { return }
-        if kind == .upload {
-            progress.totalUnitCount = guarded.pipeline.bytesExpectedToSend
-            progress.completedUnitCount = guarded.pipeline.bytesSent
-        } else {
-            progress.totalUnitCount = guarded.pipeline.bytesExpectedToReceive
-            progress.completedUnitCount = guarded.pipeline.bytesReceived
-        }
+        guarded.withLock { $0.progressObject() }
     }
 
     func attach(owner: SessionTask) {
@@ -283,13 +267,8 @@ final class TaskCore: Sendable {
         // A middleware the task waits for hears of it (its Swift task is
         // cancelled); the task ends now either way.
         if usesMiddleware.load(ordering: .relaxed) { guarded.withLock { $0.middleware.takeWaiting() }?.cancel() }
-        let (action, exchange, wake) = guarded.withLock {
-            guarded -> (TaskPipeline.CancelAction, (any HopExchange)?, Wake?) in
-            let action = guarded.pipeline.cancel(error: error)
-            if guarded.pipeline.isCanceling { cancelRequested.store(true, ordering: .relaxed) }
-            guard case .finishWithoutTransfer(let end) = action else { return (action, guarded.exchange, nil) }
-            return (action, guarded.exchange, guarded.wake(for: end))
-        }
+        let (action, exchange, wake, canceling) = guarded.withLock { $0.cancel(error: error) }
+        if canceling { cancelRequested.store(true, ordering: .relaxed) }
         switch action {
         case .cancelTransfer(let dropped):
             _ = consume dropped  // released here, after the lock
@@ -506,23 +485,13 @@ final class TaskCore: Sendable {
         observeEnd(error: error)
         // Written before the consumer hears of the end (see HARRecorder).
         har?.taskEnded(metrics: metrics, error: error)
-        finished(waking: guarded.withLock { finish(error: error, metrics: metrics, in: &$0) })
+        finished(waking: guarded.withLock { $0.finish(error: error, metrics: metrics, originalURL: originalRequest.url) })
     }
 
-    /// The lock-side half of ending the task (`complete`, or a plain hop
-    /// end under its own lock): the consumer to wake, if any.
-    func finish(error: URLError?, metrics: TaskMetrics?, in guarded: inout TaskMachine) -> Wake? {
-        guarded.taskEnded()
-        // Every task error names the request that failed, under both of
-        // Apple's keys, whichever path made it.
-        let error = error?.namingFailingURL(guarded.hop.request.url ?? originalRequest.url)
-        let wake = guarded.wake(for: guarded.pipeline.finish(error: error, metrics: metrics))
-        ended.store(true, ordering: .releasing)
-        return wake
-    }
-
-    /// After the task ended: the session lets it go, its consumer wakes.
+    /// After the task ended (in the machine): `hasEnded` says so from now
+    /// on, the session lets the task go, its consumer wakes.
     func finished(waking wake: Wake?) {
+        ended.store(true, ordering: .releasing)
         context.unregister(identifier)
         wake?.run(by: self)
     }
@@ -532,7 +501,7 @@ final class TaskCore: Sendable {
     func completeWithTransactions(error: URLError?) {
         finishDownload(error: error) { [self] error in
             let (transactions, redirectCount, readable) = guarded.withLock { guarded in
-                (guarded.history.transactions, guarded.history.redirectCount, metricsReadable(guarded))
+                (guarded.history.transactions, guarded.history.redirectCount, guarded.metricsReadable)
             }
             guard readable else {
                 complete(error: error, metrics: nil)
@@ -554,15 +523,6 @@ final class TaskCore: Sendable {
             taskInterval: DateInterval(start: createdAt, end: max(Date(), createdAt)),
             redirectCount: redirectCount,
             transactionMetrics: converted)
-    }
-}
-
-extension TaskCore {
-    /// Whether anyone can ever read this task's metrics. data(for:) and
-    /// friends without handlers never show the task to anyone, so then the
-    /// metrics are neither read from libcurl, nor recorded per hop, nor built.
-    func metricsReadable(_ guarded: borrowing TaskMachine) -> Bool {
-        hasHandlers || har != nil || guarded.pipeline.consumer == .events
     }
 }
 

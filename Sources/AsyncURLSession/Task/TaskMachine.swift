@@ -63,10 +63,49 @@ struct TaskMachine: ~Copyable {
     /// `cancelByProducingResumeData()` callers waiting for the end.
     var resumeData = ResumeDataRequests()
 
-    init(pipeline: TaskPipeline, hop: HopState, retry: RetryState?) {
+    /// An upload task's progress counts bytes sent (until it becomes a
+    /// download); every other task's, bytes received.
+    private let isUploadTask: Bool
+    /// Someone reads the metrics whatever the consumer (a handler, a HAR
+    /// recorder); else only an events consumer does.
+    private let metricsReadByHandlers: Bool
+
+    init(pipeline: TaskPipeline, hop: HopState, retry: RetryState?, isUploadTask: Bool, metricsReadByHandlers: Bool) {
         self.pipeline = pipeline
         self.hop = hop
         self.retry = retry
+        self.isUploadTask = isUploadTask
+        self.metricsReadByHandlers = metricsReadByHandlers
+    }
+
+    /// Whether anyone can ever read this task's metrics. data(for:) and
+    /// friends without handlers never show the task to anyone, so then the
+    /// metrics are neither read from libcurl, nor recorded per hop, nor built.
+    var metricsReadable: Bool {
+        metricsReadByHandlers || pipeline.consumer == .events
+    }
+
+    /// The task's `Progress`, made on first use.
+    mutating func progressObject() -> Progress {
+        if let progress { return progress }
+        let made = Progress(totalUnitCount: -1)
+        progress = made
+        updateProgress()
+        return made
+    }
+
+    /// Brings the Progress object (if anyone asked for it) up to the
+    /// counters. (A Progress is a reference: its own lock orders its
+    /// observers; this lock orders the updates.)
+    func updateProgress() {
+        guard let progress else { return }
+        if isUploadTask, download == nil {
+            progress.totalUnitCount = pipeline.bytesExpectedToSend
+            progress.completedUnitCount = pipeline.bytesSent
+        } else {
+            progress.totalUnitCount = pipeline.bytesExpectedToReceive
+            progress.completedUnitCount = pipeline.bytesReceived
+        }
     }
 
     // MARK: Transitions of the task's own fields
@@ -110,5 +149,23 @@ struct TaskMachine: ~Copyable {
     mutating func takeFirstUseOfRequestBodyStream() -> Bool {
         defer { usedRequestBodyStream = true }
         return !usedRequestBodyStream
+    }
+}
+
+extension TaskMachine {
+    /// `cancel()`: the pipeline's answer, the exchange to stop, the consumer
+    /// to wake when no transfer is left to report the end, and whether the
+    /// pipeline is cancelling now (the driver flags it for `launchHop`).
+    mutating func cancel(error: URLError) -> (TaskPipeline.CancelAction, (any HopExchange)?, Wake?, Bool) {
+        let action = pipeline.cancel(error: error)
+        guard case .finishWithoutTransfer(let end) = action else { return (action, exchange, nil, pipeline.isCanceling) }
+        return (action, exchange, wake(for: end), pipeline.isCanceling)
+    }
+
+    /// A middleware's Swift task runs for the task: `cancel()` cancels it.
+    /// True when the task was cancelled or ended already (cancel it now).
+    mutating func middlewareRuns(_ running: Task<Void, Never>) -> Bool {
+        middleware.waits(on: running)
+        return pipeline.isCanceling || pipeline.end != nil
     }
 }
