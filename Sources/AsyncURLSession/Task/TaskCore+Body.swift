@@ -183,17 +183,15 @@ extension TaskCore {
         let placement = context.placement
         let url = transferRequest.url
         let stage = hopCache.map { CacheStage($0, url: request.url, authenticated: credential != nil, task: self) }
-        let started = guarded.withLock { guarded -> (exchange: EngineExchange, suspended: Bool, collectsMetrics: Bool)? in
-            guard guarded.pipeline.hopStarting() else { return nil }
+        let hop = HopState(request: request, credential: credential, proxyCredential: proxyCredential, cacheStage: stage)
+        let begun = guarded.withLock {
             // Made only for a transfer that starts: making one places it on
             // an engine thread.
-            let exchange = EngineExchange(
-                transfer: engine.makeTransferID(for: url, in: placement), session: context.engineID)
-            guarded.beginHop(
-                HopState(request: request, credential: credential, proxyCredential: proxyCredential, cacheStage: stage),
-                via: exchange, expectedToSend: expectedToSend)
-            return (exchange, guarded.pipeline.state == .suspended, guarded.metricsReadable || observation?.wantsHopMetrics == true)
+            $0.beginHopIfWanted(hop, expectedToSend: expectedToSend) {
+                EngineExchange(transfer: engine.makeTransferID(for: url, in: placement), session: context.engineID)
+            }
         }
+        let started = begun.map { ($0.exchange, $0.suspended, $0.metricsReadable || observation?.wantsHopMetrics == true) }
         guard let (exchange, suspended, collectsMetrics) = started else {
             if case .stream(let stream, _) = body { stream.finish() }
             return

@@ -14,11 +14,8 @@ extension TaskCore {
     func waitForConnectivity(after error: URLError) -> Bool {
         let resourceTimeout = context.configuration.timeoutIntervalForResource
         let elapsed = Date().timeIntervalSince(createdAt)
-        let (action, request, credential) = guarded.withLock { guarded in
-            let action = guarded.connectivity.hopFailed(
-                error.code, elapsed: elapsed, resourceTimeout: resourceTimeout,
-                responseBegun: guarded.pipeline.responseSource != nil)
-            return (action, guarded.hop.request, guarded.hop.credential)
+        let (action, request, credential) = guarded.withLock {
+            $0.connectivityHopFailed(error.code, elapsed: elapsed, resourceTimeout: resourceTimeout)
         }
         switch action {
         case .fail:
@@ -43,9 +40,7 @@ extension TaskCore {
     /// Tells the handlers, then an events consumer, once.
     private func announceWaitingForConnectivity() {
         let publish: @Sendable () -> Void = { [self] in
-            let wake = guarded.withLock { guarded -> Wake? in
-                guarded.wake(for: guarded.pipeline.offer(.waitingForConnectivity))
-            }
+            let wake = guarded.withLock { $0.offer(.waitingForConnectivity).wake }
             wake?.run(by: self)
         }
         let handlers = [delegate, context.delegate].compactMap { $0 }

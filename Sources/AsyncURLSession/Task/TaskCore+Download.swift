@@ -92,11 +92,9 @@ extension TaskCore {
     /// Waits for a download's file (after `resumeCollecting()`).
     func collectDownload() async throws -> (URL, HTTPURLResponse) {
         _ = try await collect()
-        return try guarded.withLock { guarded in
-            guard let url = guarded.download?.finishedURL, let response = guarded.pipeline.response else {
-                throw URLError.make(.cannotCreateFile, url: failingURLString, reason: "The download produced no file.")
-            }
-            return (url, response)
+        guard let file = guarded.withLock({ $0.downloadedFile }) else {
+            throw URLError.make(.cannotCreateFile, url: failingURLString, reason: "The download produced no file.")
         }
+        return file
     }
 }

@@ -259,10 +259,7 @@ extension TaskCore {
     ) {
         if let log { log.decision(Self.decisionName(event), "offered") }
         let publish: @Sendable () -> Void = { [self] in
-            let (wake, toConsumer) = guarded.withLock { guarded -> (Wake?, Bool) in
-                let toConsumer = guarded.pipeline.consumer == .events
-                return (guarded.wake(for: guarded.pipeline.offer(event)), toConsumer)
-            }
+            let (wake, toConsumer) = guarded.withLock { $0.offer(event) }
             if !toConsumer { decision.settleWithDefault() }
             wake?.run(by: self)
         }

@@ -43,10 +43,7 @@ extension TaskCore {
             offerTLSChallenge(report)
             return true
         case .offerProxyChallenge(let methods, let error):
-            let held = guarded.withLock { guarded -> HopState.Held? in
-                guarded.hop.holdConnectRefusal(methods: methods, error: error)
-                return guarded.hop.held
-            }
+            let held = guarded.withLock { $0.holdConnectRefusal(methods: methods, error: error) }
             if let held { offerChallenge(held) } else { completeWithTransactions(error: error) }
             return true
         case .diagnoseTrust(let error):

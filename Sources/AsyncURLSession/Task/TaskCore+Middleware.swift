@@ -16,9 +16,7 @@ extension TaskCore {
             startPreparedHop(request, credential: credential)
             return
         }
-        let (taskLayers, attempt) = guarded.withLock { guarded in
-            (guarded.middleware.taskLayers, guarded.middleware.attemptStarts())
-        }
+        let (taskLayers, attempt) = guarded.withLock { $0.middlewareAttemptStarts() }
         let chain = middlewareChain(taskLayers: taskLayers)
         let context = MiddlewareAttempt(number: attempt, taskIdentifier: identifier, originalRequest: originalRequest)
         whileMiddlewareRuns { [self] in
@@ -45,11 +43,7 @@ extension TaskCore {
     func inspectBeforeDelivering(_ source: ResponseSource, heldBody: Data?) -> Bool {
         guard usesMiddleware.load(ordering: .relaxed) else { return false }
         guard let response = source.response else { return false }
-        let (taskLayers, attempt, request, hop) = guarded.withLock { guarded in
-            guarded.pipeline.closeBodyGate()
-            guarded.publication.handlersStarted()
-            return (guarded.middleware.taskLayers, guarded.middleware.currentAttempt, guarded.hop.request, guarded.transferID)
-        }
+        let (taskLayers, attempt, request, hop) = guarded.withLock { $0.inspectionStarts() }
         let chain = middlewareChain(taskLayers: taskLayers)
         let context = MiddlewareAttempt(number: attempt, taskIdentifier: identifier, originalRequest: originalRequest)
         whileMiddlewareRuns { [self] in
@@ -125,12 +119,7 @@ extension TaskCore {
     /// A middleware asked for another attempt: the current hop is left
     /// (its body unread, its end ignored) and `request` goes instead.
     private func abandonHop(_ hop: HopID?, for request: URLRequest) {
-        let (allowed, left) = guarded.withLock { guarded -> (Bool, (any HopExchange)?) in
-            _ = guarded.publication.published()
-            _ = guarded.pipeline.openBodyGate()
-            let left = hop.flatMap { guarded.endHop($0) }
-            return (guarded.middleware.retryAsked(), left)
-        }
+        let (allowed, left) = guarded.withLock { $0.abandonHop(hop) }
         left?.cancel(error: URLError.make(.cancelled, url: failingURLString, reason: "cancelled"))
         guard allowed else {
             completeWithTransactions(error: URLError.make(

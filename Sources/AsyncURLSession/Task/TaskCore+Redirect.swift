@@ -47,10 +47,7 @@ extension TaskCore {
             completeWithTransactions(error: error)
             return
         }
-        guarded.withLock { guarded in
-            guarded.hop.releaseHeld()
-            guarded.publication.endAfterPublishing()
-        }
+        guarded.withLock { $0.deliverHeldAfterAll() }
         deliverFinalResponse(held.response, heldBody: held.body)
     }
 }

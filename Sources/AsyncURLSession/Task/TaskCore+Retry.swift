@@ -20,12 +20,7 @@ extension TaskCore {
         guard retries.load(ordering: .relaxed) else { return nil }
         let elapsed = Date().timeIntervalSince(createdAt)
         let answersBodyStreams = hasHandlers
-        guard let (policy, attempts, request, begun, events) = guarded.withLock({ guarded in
-            guarded.retry.map { retry in
-                (retry.policy, retry.attemptsMade, guarded.hop.request, guarded.pipeline.responseSource != nil,
-                 guarded.pipeline.consumer == .events)
-            }
-        }) else { return nil }
+        guard let (policy, attempts, request, begun, events) = guarded.withLock({ $0.retryInputs() }) else { return nil }
         // A new body stream comes only from someone who answers for it.
         let replayable = !resendNeedsBodyStream(request) || events || answersBodyStreams
         return RetryCandidate(
@@ -49,10 +44,7 @@ extension TaskCore {
             log?.decision("retry", "not retried: the retry budget of \(origin) is spent")
             return false
         }
-        guarded.withLock { guarded in
-            guarded.retry?.retrying()
-            guarded.hop.releaseHeld()
-        }
+        guarded.withLock { $0.retryStarts() }
         log?.decision("retry", "attempt \(attempt.attempt) in \(Self.seconds(attempt.delay)) s after \(attempt.reason.logDescription)")
         observation?.retrying(attempt)
         announce(attempt)

@@ -40,9 +40,7 @@ extension TaskCore {
         if let original = guarded.withLock({ $0.connectionState?.takeDiagnosis() }) {
             return finishTrustDiagnosis(report, original: original)
         }
-        let (request, credential, attempts) = guarded.withLock { guarded in
-            (guarded.hop.request, guarded.hop.credential, guarded.connection().countChallenge())
-        }
+        let (request, credential, attempts) = guarded.withLock { $0.tlsChallengeAsked() }
         let question = TLSChallengeQuestion(
             report, url: request.url?.absoluteString, port: request.url?.port ?? 443,
             exhausted: attempts > Self.maximumTLSChallenges)
@@ -102,10 +100,7 @@ extension TaskCore {
             originalRequest.httpBodyStream == nil
         else { return false }
         if case .streamed = upload { return false }
-        let (request, credential, started) = guarded.withLock { guarded -> (URLRequest, HopCredential?, Bool) in
-            guard guarded.connection().startDiagnosis(of: error) else { return (guarded.hop.request, nil, false) }
-            return (guarded.hop.request, guarded.hop.credential, true)
-        }
+        let (request, credential, started) = guarded.withLock { $0.startTrustDiagnosis(of: error) }
         guard started, let url = request.url, url.absoluteString.hasPrefixIgnoringASCIICase("https:"),
             RequestPreparation.pinnedPublicKey(for: url, in: context.configuration.pinnedPublicKeys) == nil
         else {

@@ -42,11 +42,7 @@ extension TaskCore: LocalTransferDelegate {
     /// suspended (the exchange then starts suspended). Whoever answers the
     /// hop, a local transfer here or a test's fake exchange, begins it so.
     func beginHop(_ hop: HopState, via exchange: any HopExchange, expectedToSend: Int64 = 0) -> Bool? {
-        guarded.withLock { guarded -> Bool? in
-            guard guarded.pipeline.hopStarting() else { return nil }
-            guarded.beginHop(hop, via: exchange, expectedToSend: expectedToSend)
-            return guarded.pipeline.state == .suspended
-        }
+        guarded.withLock { $0.beginHopIfWanted(hop, via: exchange, expectedToSend: expectedToSend) }
     }
 
     /// A local responder's own challenge (`LocalResponseWriter.challenge`),

@@ -111,19 +111,16 @@ final class TaskCore: Sendable {
         // The consumer pulled the end: the pull before it settled the last
         // decision, and nothing is queued after an end.
         if consumerSawEnd.load(ordering: .relaxed) { return }
-        let (outstanding, undelivered) = guarded.withLock { guarded in
-            (guarded.waiters.takeOutstandingResponseDecision(), guarded.pipeline.takeUndelivered())
-        }
+        let (outstanding, undelivered) = guarded.withLock { $0.takeUnconsumed() }
         outstanding?.settleWithDefault()
         _ = undelivered  // released here, after the lock
     }
 
     deinit {
         // A downloaded file nobody pulled past, or a download never finished.
-        guarded.withLock { guarded in
-            if let url = guarded.waiters.fileToDeleteOnNextPull { unlink(url.path) }
-            if let file = guarded.download?.file, !guarded.resumeData.isWanted { file.remove() }
-        }
+        let (handedOut, unfinished) = guarded.withLock { $0.filesLeftBehind() }
+        if let handedOut { unlink(handedOut.path) }
+        unfinished?.remove()
     }
 
     var engine: CurlEngine { CurlEngine.shared }
@@ -166,13 +163,7 @@ final class TaskCore: Sendable {
     var retryPolicy: RetryPolicy? {
         get { guarded.withLock { $0.retry?.policy } }
         set {
-            guarded.withLock { guarded in
-                if let newValue {
-                    if guarded.retry == nil { guarded.retry = RetryState(newValue) } else { guarded.retry?.policy = newValue }
-                } else {
-                    guarded.retry = nil
-                }
-            }
+            guarded.withLock { $0.setRetryPolicy(newValue) }
             retries.store(newValue != nil, ordering: .relaxed)
         }
     }
@@ -222,10 +213,7 @@ final class TaskCore: Sendable {
     @discardableResult
     func resumeCollecting() -> Bool {
         let limit = context.configuration.maximumCollectedBodySize
-        let action = guarded.withLock { guarded -> TaskPipeline.ResumeAction? in
-            guard guarded.pipeline.collectBody(limit: limit) else { return nil }
-            return guarded.pipeline.resume()
-        }
+        let action = guarded.withLock { $0.resumeCollecting(limit: limit) }
         guard let action else { return false }
         act(on: action)
         return true
@@ -301,10 +289,7 @@ final class TaskCore: Sendable {
     /// Whether the body is collected for `collect()` (not delivered as events).
     var collectsBody: Bool {
         guard kind != .download else { return false }
-        return guarded.withLock { guarded in
-            if case .collect = guarded.pipeline.consumer { return true }
-            return false
-        }
+        return guarded.withLock { $0.collectsBody }
     }
 
     /// Makes `collect()` the consumer. Must be called before `resume()`.
@@ -312,9 +297,8 @@ final class TaskCore: Sendable {
     @discardableResult
     func useCollectingConsumer() -> Bool {
         let limit = context.configuration.maximumCollectedBodySize
-        return guarded.withLock { guarded in
-            kind != .download && guarded.pipeline.collectBody(limit: limit)
-        }
+        guard kind != .download else { return false }
+        return guarded.withLock { $0.pipeline.collectBody(limit: limit) }
     }
 
     // MARK: - Consumers
@@ -471,9 +455,7 @@ final class TaskCore: Sendable {
     /// `TaskObservation.ended`).
     func observeEnd(error: URLError?) {
         guard let observation else { return }
-        let (sent, received, redirects) = guarded.withLock {
-            ($0.pipeline.bytesSent, $0.pipeline.bytesReceived, $0.history.redirectCount)
-        }
+        let (sent, received, redirects) = guarded.withLock { $0.endCounts }
         observation.ended(error: error, bytesSent: sent, bytesReceived: received, redirects: redirects)
     }
 
@@ -500,9 +482,7 @@ final class TaskCore: Sendable {
     /// file is finished first: `downloaded`, or kept with resume data).
     func completeWithTransactions(error: URLError?) {
         finishDownload(error: error) { [self] error in
-            let (transactions, redirectCount, readable) = guarded.withLock { guarded in
-                (guarded.history.transactions, guarded.history.redirectCount, guarded.metricsReadable)
-            }
+            let (transactions, redirectCount, readable) = guarded.withLock { $0.transactionsForMetrics }
             guard readable else {
                 complete(error: error, metrics: nil)
                 return

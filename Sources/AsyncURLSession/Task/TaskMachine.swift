@@ -169,3 +169,69 @@ extension TaskMachine {
         return pipeline.isCanceling || pipeline.end != nil
     }
 }
+
+extension TaskMachine {
+    /// The task's last reference went away: the outstanding response
+    /// decision and the undelivered events, released by the caller after
+    /// the lock.
+    mutating func takeUnconsumed() -> (ResponseDecision?, [TaskEvent]) {
+        (waiters.takeOutstandingResponseDecision(), pipeline.takeUndelivered())
+    }
+
+    /// The files the task leaves behind when it goes: a downloaded file
+    /// nobody pulled past, or a download never finished (kept when resume
+    /// data was asked for).
+    func filesLeftBehind() -> (handedOut: URL?, unfinished: DownloadFile?) {
+        (waiters.fileToDeleteOnNextPull, resumeData.isWanted ? nil : download?.file)
+    }
+
+    /// `data(for:)` and friends: the body is collected, and the task resumes;
+    /// nil (nothing changed) when it was resumed before.
+    mutating func resumeCollecting(limit: Int) -> TaskPipeline.ResumeAction? {
+        guard pipeline.collectBody(limit: limit) else { return nil }
+        return pipeline.resume()
+    }
+
+    /// Whether the body is collected for `collect()`.
+    var collectsBody: Bool {
+        if case .collect = pipeline.consumer { return true }
+        return false
+    }
+
+    /// What the task's span records at its end.
+    var endCounts: (sent: Int64, received: Int64, redirects: Int) {
+        (pipeline.bytesSent, pipeline.bytesReceived, history.redirectCount)
+    }
+
+    /// The hops' transactions for the task's metrics, if anyone reads them.
+    var transactionsForMetrics: (transactions: [PendingTransaction], redirectCount: Int, readable: Bool) {
+        (history.transactions, history.redirectCount, metricsReadable)
+    }
+
+    /// Makes the exchange `make` returns the task's current hop, if the task
+    /// still wants one: nil when it does not (cancelled meanwhile), else the
+    /// exchange and whether the task is suspended (the exchange then starts
+    /// suspended). `make` runs only for a hop that starts.
+    mutating func beginHopIfWanted<Exchange: HopExchange>(
+        _ hop: HopState, expectedToSend: Int64, making make: () -> Exchange
+    ) -> (exchange: Exchange, suspended: Bool, metricsReadable: Bool)? {
+        guard pipeline.hopStarting() else { return nil }
+        let exchange = make()
+        beginHop(hop, via: exchange, expectedToSend: expectedToSend)
+        return (exchange, pipeline.state == .suspended, metricsReadable)
+    }
+
+    /// `beginHopIfWanted` for an exchange made already: nil when the task
+    /// wants no hop, else whether it is suspended.
+    mutating func beginHopIfWanted(_ hop: HopState, via exchange: any HopExchange, expectedToSend: Int64) -> Bool? {
+        guard pipeline.hopStarting() else { return nil }
+        beginHop(hop, via: exchange, expectedToSend: expectedToSend)
+        return pipeline.state == .suspended
+    }
+
+    /// A download's file and response, once it was handed out.
+    var downloadedFile: (URL, HTTPURLResponse)? {
+        guard let url = download?.finishedURL, let response = pipeline.response else { return nil }
+        return (url, response)
+    }
+}
