@@ -207,7 +207,7 @@ extension TaskCore {
         // stop was queued before the start, under the command queue's lock,
         // after `cancelRequested` was set: this load sees it.
         if cancelRequested.load(ordering: .relaxed),
-            let cancellation = guarded.withLock({ $0.pipeline.isCanceling ? $0.pipeline.cancellation : nil })
+            let cancellation = guarded.withLock({ $0.cancellationUnderWay })
         {
             exchange.cancel(error: cancellation)
         }

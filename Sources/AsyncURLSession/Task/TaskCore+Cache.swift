@@ -11,7 +11,7 @@ extension TaskCore {
     /// At the good end of a hop with no decision to follow. Returns false
     /// when the cache has nothing to do (the caller completes).
     func finishWithCache() -> Bool {
-        let hop = guarded.withLock { guarded in guarded.hop.cacheStage.map { ($0, guarded.hop.request) } }
+        let hop = guarded.withLock { $0.cacheStageOfHop }
         guard let (stage, request) = hop, let end = stage.takeEnd() else { return false }
         switch end {
         case .answerWithStored(let stored):

@@ -36,9 +36,7 @@ extension TaskCore {
     /// A hop ended on a 401/407: offer a challenge for the first method the
     /// server offered that we speak and nobody rejected.
     func offerChallenge(_ held: HopState.Held) {
-        let (request, originCredential, usedProxyCredential, rejected) = guarded.withLock { guarded in
-            (guarded.hop.request, guarded.hop.credential, guarded.hop.proxyCredential, guarded.history.rejectedMethods)
-        }
+        let (request, originCredential, usedProxyCredential, rejected) = guarded.withLock { $0.challengeInputs }
         let isProxy = held.response.statusCode == 407
         let usedCredential = isProxy ? usedProxyCredential : originCredential
         let offered = HopState.challenges(in: held.response).filter { challenge in

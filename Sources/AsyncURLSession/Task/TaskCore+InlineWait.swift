@@ -23,9 +23,7 @@ extension TaskCore {
     /// `SessionTask.waitInlineForCollection`: for a collecting task no
     /// Swift task waits on (the classic completion handler).
     func waitInlineForCollection() {
-        let exchange = guarded.withLock { guarded in
-            guarded.pipeline.end == nil && guarded.pipeline.bytesReceived == 0 ? guarded.exchange : nil
-        }
+        let exchange = guarded.withLock { $0.exchangeBeforeBody }
         guard let exchange else { return }
         waitInlineBeforeBody(on: exchange) { $0.pipeline.end != nil }
     }

@@ -54,7 +54,7 @@ extension TaskCore {
                 endInspection(failing: MiddlewareChain.failure(error, url: failingURLString))
                 return
             }
-            if let cancellation = guarded.withLock({ $0.pipeline.isCanceling ? $0.pipeline.cancellation : nil }) {
+            if let cancellation = guarded.withLock({ $0.cancellationUnderWay }) {
                 endInspection(failing: cancellation)
                 return
             }
@@ -90,9 +90,7 @@ extension TaskCore {
     /// Inspection ended the task: the hop is stopped with `error` (or, if
     /// it ended meanwhile, the task ends here).
     private func endInspection(failing error: URLError) {
-        let (pending, exchange) = guarded.withLock { guarded in
-            (guarded.publication.published(), guarded.exchange)
-        }
+        let (pending, exchange) = guarded.withLock { $0.inspectionEnds() }
         if let exchange {
             exchange.cancel(error: error)
         } else if pending != nil || !hasEnded {

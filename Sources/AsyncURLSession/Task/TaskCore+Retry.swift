@@ -36,9 +36,7 @@ extension TaskCore {
     /// true, or returns false when the origin's retry budget is spent (the
     /// hop's end is then the task's).
     func retry(_ attempt: RetryAttempt) -> Bool {
-        let (request, credential, budget) = guarded.withLock { guarded in
-            (guarded.hop.request, guarded.hop.credential, guarded.retry?.policy.budget)
-        }
+        let (request, credential, budget) = guarded.withLock { $0.retryResend }
         let origin = RetryLedger.origin(of: request.url)
         if let budget, !context.retryLedger.takeRetry(to: origin, budget: budget) {
             log?.decision("retry", "not retried: the retry budget of \(origin) is spent")
@@ -57,9 +55,7 @@ extension TaskCore {
 
     /// Tells the handlers, and an events consumer.
     private func announce(_ attempt: RetryAttempt) {
-        let (wake, owner) = guarded.withLock { guarded in
-            (guarded.wake(for: guarded.pipeline.offer(.retrying(attempt))), guarded.owner)
-        }
+        let (wake, owner) = guarded.withLock { $0.announceRetry(attempt) }
         wake?.run(by: self)
         let handlers = [delegate, context.delegate].compactMap { $0 }
         guard !handlers.isEmpty, let owner else { return }

@@ -22,10 +22,7 @@ extension TaskCore {
             let host = url.host, !host.isEmpty
         else { return nil }
         let key = TLSChallengeAnswers.key(host: host, port: url.port ?? 443)
-        let (diagnosing, trustAnswer, identityAnswer) = guarded.withLock {
-            let answers = $0.connectionState
-            return (answers?.trustDiagnosis != nil, answers?.trustAnswers[key], answers?.clientCertificateAnswers[key])
-        }
+        let (diagnosing, trustAnswer, identityAnswer) = guarded.withLock { $0.tlsAnswers(for: key) }
         if diagnosing {
             // Record the chain and stop: nothing is sent, nobody is asked.
             let check = TLSChallengeCheck(host: host, trust: .ask, overridesVerification: false, asksForClientCertificate: false)

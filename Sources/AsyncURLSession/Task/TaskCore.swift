@@ -142,7 +142,7 @@ final class TaskCore: Sendable {
     var error: URLError? { guarded.withLock { $0.pipeline.error } }
     var metrics: TaskMetrics? { guarded.withLock { $0.pipeline.metrics } }
     var trailers: ResponseTrailers? {
-        guarded.withLock { $0.pipeline.end == nil ? nil : $0.pipeline.trailers }
+        guarded.withLock { $0.trailersAtEnd }
     }
     var currentRequest: URLRequest { guarded.withLock { $0.hop.request } }
     var countOfBytesReceived: Int64 { guarded.withLock { $0.pipeline.bytesReceived } }
@@ -242,7 +242,7 @@ final class TaskCore: Sendable {
     }
 
     func suspend() {
-        let (action, exchange) = guarded.withLock { ($0.pipeline.suspend(), $0.exchange) }
+        let (action, exchange) = guarded.withLock { $0.suspend() }
         if case .suspendTransfer = action, let exchange {
             exchange.suspend()
         }
@@ -405,7 +405,7 @@ final class TaskCore: Sendable {
     /// Foundation's response is built here, on the consumer's thread, not on
     /// the engine thread (see ResponseSource).
     func takeCollectedResult() -> Result<(Data, HTTPURLResponse), URLError> {
-        let handed = guarded.withLock { guarded in guarded.pipeline.end.map { guarded.takeCollected($0) } }
+        let handed = guarded.withLock { $0.takeCollectedIfEnded() }
         guard let handed else {
             return .failure(URLError.make(
                 .unknown, url: failingURLString, reason: "takeCollectedResult() was called before the task ended."))

@@ -107,3 +107,62 @@ extension TaskMachine {
         return (hop.request, hop.credential, true)
     }
 }
+
+extension TaskMachine {
+    /// What a retry sends again, and the budget it draws on.
+    var retryResend: (request: URLRequest, credential: HopCredential?, budget: RetryBudget?) {
+        (hop.request, hop.credential, retry?.policy.budget)
+    }
+
+    /// A retry is announced to the events consumer; the public task, for
+    /// the handlers.
+    mutating func announceRetry(_ attempt: RetryAttempt) -> (Wake?, SessionTask?) {
+        (wake(for: pipeline.offer(.retrying(attempt))), owner)
+    }
+
+    /// What a challenge offer reads: the hop's request, the credentials it
+    /// sent (origin, proxy) and the methods rejected so far.
+    var challengeInputs: (URLRequest, HopCredential?, HopCredential?, Set<String>) {
+        (hop.request, hop.credential, hop.proxyCredential, history.rejectedMethods)
+    }
+
+    /// The hop's cache stage, with the hop's request.
+    var cacheStageOfHop: (CacheStage, URLRequest)? {
+        hop.cacheStage.map { ($0, hop.request) }
+    }
+
+    /// The exchange a consumer with no Swift task to wait on may stand in
+    /// for the engine on: before any body byte, while the task runs.
+    var exchangeBeforeBody: (any HopExchange)? {
+        pipeline.end == nil && pipeline.bytesReceived == 0 ? exchange : nil
+    }
+
+    /// An inspection ended: a hop end it held back, and the exchange to stop.
+    mutating func inspectionEnds() -> (HopEnd?, (any HopExchange)?) {
+        (publication.published(), exchange)
+    }
+
+    /// The TLS-challenge answers the hop to `key` goes with, and whether a
+    /// trust diagnosis is under way.
+    func tlsAnswers(for key: String) -> (Bool, TaskTrustAnswer?, TaskClientCertificateAnswer?) {
+        let answers = connectionState
+        return (answers?.trustDiagnosis != nil, answers?.trustAnswers[key], answers?.clientCertificateAnswers[key])
+    }
+}
+
+extension TaskMachine {
+    /// `takeCollectedResult()`: the collected result, nil before the end.
+    mutating func takeCollectedIfEnded() -> Result<TaskCore.CollectedHandOff, URLError>? {
+        pipeline.end.map { takeCollected($0) }
+    }
+
+    /// The response's trailers, once the task ended.
+    var trailersAtEnd: ResponseTrailers? {
+        pipeline.end == nil ? nil : pipeline.trailers
+    }
+
+    /// `suspend()`: the pipeline's answer and the exchange to suspend.
+    mutating func suspend() -> (TaskPipeline.SuspendAction, (any HopExchange)?) {
+        (pipeline.suspend(), exchange)
+    }
+}
