@@ -4,46 +4,11 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Where an upload task's body comes from (data tasks use the request's own
-/// `httpBody` or `httpBodyStream`).
-enum UploadSource: Sendable {
-    case none
-    case data(Data)
-    case file(URL)
-    /// Asked for with a `needBodyStream` decision, at start and on every re-send.
-    case streamed
-}
-
 extension TaskCore {
-    private enum HopBody {
-        case ready(TransferRequest.Body)
-        case needsStream(length: Int64?)
-    }
-
-    /// The body a hop sends. GET and HEAD hops (after a 301/302/303 rewrote
-    /// the method) send none.
-    private func hopBody(for request: URLRequest) -> HopBody {
-        let method = (request.httpMethod ?? "GET").uppercased()
-        let sendsBody = method != "GET" && method != "HEAD"
-        let length = request.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
-        switch upload {
-        case .data(let data): return .ready(sendsBody ? .data(data) : .none)
-        case .file(let url): return .ready(sendsBody ? .file(url) : .none)
-        case .streamed: return sendsBody ? .needsStream(length: length) : .ready(.none)
-        case .none:
-            // HEAD never sends a body, and an empty `httpBody` is no body
-            // for GET either (Apple sends neither).
-            guard method != "HEAD" else { return .ready(.none) }
-            if let body = request.httpBody { return .ready(body.isEmpty && method == "GET" ? .none : .data(body)) }
-            if request.httpBodyStream != nil { return .needsStream(length: length) }
-            return .ready(.none)
-        }
-    }
-
     /// Whether sending `request` again needs a new body stream (asked for
     /// with a `needBodyStream` decision).
     func resendNeedsBodyStream(_ request: URLRequest) -> Bool {
-        if case .needsStream = hopBody(for: request) { return true }
+        if case .needsStream = HopBody.of(request, upload: upload) { return true }
         return false
     }
 
@@ -51,7 +16,7 @@ extension TaskCore {
     /// finds its body (asking for a stream if needed), then the transfer.
     func startPreparedHop(_ request: URLRequest, credential: HopCredential?) {
         let request = hstsUpgraded(request)
-        switch hopBody(for: request) {
+        switch HopBody.of(request, upload: upload) {
         case .ready(let body):
             launchHop(request, credential: credential, body: body)
         case .needsStream(let length):
@@ -101,32 +66,9 @@ extension TaskCore {
             let pump = Task { await chunks.pump(stream) }
             stream.onCancel { pump.cancel() }
         case .inputStream(let box):
-            let thread = Thread { Self.pump(box.stream, into: stream) }
-            thread.name = "AsyncURLSession.BodyStreamPump"
-            thread.start()
+            InputStreamPump.start(reading: box, into: stream)
         }
         launchHop(request, credential: credential, body: .stream(stream, length: length))
-    }
-
-    /// Reads an InputStream on its own thread: reads may block.
-    private static func pump(_ input: InputStream, into stream: BodyStream) {
-        input.open()
-        defer { input.close() }
-        var buffer = [UInt8](repeating: 0, count: 64 << 10)
-        while !stream.isCancelled {
-            let count = input.read(&buffer, maxLength: buffer.count)
-            if count < 0 {
-                let reason = input.streamError.map { "\($0)" } ?? "unknown error"
-                stream.finish(error: URLError.make(
-                    .requestBodyStreamExhausted, url: nil, reason: "Reading the request body stream failed: \(reason)"))
-                return
-            }
-            if count == 0 {
-                stream.finish()
-                return
-            }
-            guard stream.writeBlocking(Data(buffer[0..<count])) else { return }
-        }
     }
 
     /// Starts the engine transfer of a hop whose body is known.

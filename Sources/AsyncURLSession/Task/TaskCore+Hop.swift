@@ -4,16 +4,6 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// How a hop's transfer ended, kept while response handlers still decide.
-enum HopEnd: Sendable {
-    case success
-    case failure(URLError)
-    /// The handshake stopped for a TLS-challenge decision (nothing was sent).
-    case tlsChallenge(TLSChallengeReport)
-    /// The proxy answered CONNECT with 407, offering these methods.
-    case proxyRefusedConnect([String], URLError)
-}
-
 /// The engine side of a task's hops: response heads, body bytes, and what
 /// happens when a hop's transfer ends (the task ends, or a redirect or
 /// challenge decision is offered).
@@ -267,45 +257,6 @@ extension TaskCore {
             askHandlers(decision, ask, then: publish)
         } else {
             publish()
-        }
-    }
-}
-
-/// Who a published response goes to: an events consumer (which gets a
-/// decision and Foundation's response at once) and whether the body goes to
-/// a file. Neither changes while a response is being published.
-struct PublishedConsumer {
-    let events: Bool
-    let download: Bool
-
-    init(_ guarded: borrowing TaskMachine) {
-        events = guarded.pipeline.consumer == .events
-        download = guarded.download != nil
-    }
-}
-
-extension TaskCore {
-    /// A method's name in a Proxy-Authenticate field.
-    static func challengeName(_ scheme: TransferRequest.Authentication.Scheme) -> String {
-        switch scheme {
-        case .basic: "Basic"
-        case .digest: "Digest"
-        case .ntlm: "NTLM"
-        case .negotiate: "Negotiate"
-        }
-    }
-
-    /// The name of a decision's event, for the log.
-    static func decisionName(_ event: TaskEvent) -> String {
-        switch event {
-        case .redirect: "redirect"
-        case .challenge: "challenge"
-        case .needBodyStream: "body stream"
-        case .response: "response"
-        case .willCacheResponse: "cache"
-        case .waitingForConnectivity: "waiting for connectivity"
-        case .retrying: "retry"
-        default: "other"
         }
     }
 }

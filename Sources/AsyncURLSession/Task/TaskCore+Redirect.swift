@@ -51,13 +51,3 @@ extension TaskCore {
         deliverFinalResponse(held.response, heldBody: held.body)
     }
 }
-
-extension RedirectDecision.Answer {
-    /// For the task log (the URL without its password).
-    var logDescription: String {
-        switch self {
-        case .follow(let request): "follow \(TaskLog.redacted(request.url))"
-        case .stop: "stop"
-        }
-    }
-}

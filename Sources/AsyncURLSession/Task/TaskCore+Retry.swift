@@ -68,13 +68,3 @@ extension TaskCore {
         String(format: "%.3f", value)
     }
 }
-
-extension RetryReason {
-    /// For the task log.
-    var logDescription: String {
-        switch self {
-        case .failure(let error): "error \(error.code.rawValue) (\(error.localizedDescription))"
-        case .status(let response): "status \(response.statusCode)"
-        }
-    }
-}

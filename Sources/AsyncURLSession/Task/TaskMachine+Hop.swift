@@ -213,3 +213,16 @@ struct PublishedResponse {
     var pendingEnd: (HopEnd, HopState.Held?)?
     var collecting = false
 }
+
+/// Who a published response goes to: an events consumer (which gets a
+/// decision and Foundation's response at once) and whether the body goes to
+/// a file. Neither changes while a response is being published.
+struct PublishedConsumer {
+    let events: Bool
+    let download: Bool
+
+    init(_ guarded: borrowing TaskMachine) {
+        events = guarded.pipeline.consumer == .events
+        download = guarded.download != nil
+    }
+}
