@@ -25,16 +25,7 @@ struct ByteStreamClient: RawConnectionClient {
         let continuation: CheckedContinuation<(Data, Bool), any Error>
     }
 
-    struct State: Sendable {
-        var secure = false
-        var buffer = Data()
-        var atEOF = false
-        var readClosed = false
-        var writeClosed = false
-        var readers: [Reader] = []
-        var readClosedReported = false
-        var writeClosedReported = false
-    }
+    typealias State = ByteStreamState
 
     typealias Event = StreamLifecycleEvent
     /// The error it ends with; nil when the peer closed cleanly.
@@ -78,17 +69,15 @@ struct ByteStreamClient: RawConnectionClient {
     func received(
         _ bytes: UnsafeRawBufferPointer, _ guarded: inout RawConnectionGuarded<Self>, id: TransferID
     ) -> (RawConnectionReceiveVerdict, Effects) {
-        if guarded.state.readClosed { return (.keepReading, Effects()) }
-        guarded.state.buffer.append(contentsOf: bytes)
-        return (.buffered(guarded.state.buffer.count), Effects(served: Self.serveReaders(&guarded.state)))
+        guard let served = guarded.state.received(bytes) else { return (.keepReading, Effects()) }
+        return (.buffered(guarded.state.buffer.count), Effects(served: served))
     }
 
     func streamEnded(_ error: URLError?, _ guarded: inout RawConnectionGuarded<Self>) -> Effects {
         guard error == nil else { return Effects(end: guarded.end(error, client: self)) }
         // The peer closed: what is buffered can still be read, then EOF;
         // writes can no longer go out.
-        guarded.state.atEOF = true
-        var effects = Effects(served: Self.serveReaders(&guarded.state), report: Self.report(.readClosed, &guarded))
+        var effects = Effects(served: guarded.state.peerClosed(), report: Self.report(.readClosed, &guarded))
         effects.end = guarded.end(nil, client: self)
         return effects
     }
@@ -96,8 +85,7 @@ struct ByteStreamClient: RawConnectionClient {
     /// Waiting writes (and reads, unless the end was clean) fail; after a
     /// clean end, reads still get what is buffered.
     func ending(_ how: URLError?, wasOpen: Bool, _ guarded: inout RawConnectionGuarded<Self>) -> (EndEffects, Event) {
-        let readers = how != nil ? guarded.state.readers : []
-        if how != nil { guarded.state.readers = [] }
+        let readers = how != nil ? guarded.state.takeReadersOnFailure() : []
         let failure = how ?? guarded.failure
         return (EndEffects(readers: readers, error: failure ?? closedError), .ended(failure))
     }
@@ -117,42 +105,10 @@ struct ByteStreamClient: RawConnectionClient {
     /// The observer, if `event` was not reported yet (under the lock; the
     /// end is reported by the core).
     static func report(_ event: StreamLifecycleEvent, _ guarded: inout RawConnectionGuarded<Self>) -> (@Sendable () -> Void)? {
-        guard let observer = guarded.observer else { return nil }
-        switch event {
-        case .readClosed:
-            guard !guarded.state.readClosedReported else { return nil }
-            guarded.state.readClosedReported = true
-        case .writeClosed:
-            guard !guarded.state.writeClosedReported else { return nil }
-            guarded.state.writeClosedReported = true
-        case .ended:
-            return nil
-        }
+        guard let observer = guarded.observer, guarded.state.shouldReport(event) else { return nil }
         return { observer(event) }
     }
 
-    // MARK: - Buffer
-
-    /// Up to `maximum` bytes once `minimum` are there (or the end came).
-    static func take(_ state: inout State, _ minimum: Int, _ maximum: Int) -> (Data, Bool)? {
-        if state.buffer.count >= max(minimum, 1) || state.atEOF || state.readClosed {
-            let count = min(maximum, state.buffer.count)
-            let chunk = state.buffer.prefix(count)
-            state.buffer.removeFirst(count)
-            let atEOF = (state.atEOF || state.readClosed) && state.buffer.isEmpty
-            return (Data(chunk), atEOF)
-        }
-        return nil
-    }
-
-    private static func serveReaders(_ state: inout State) -> [(Reader, (Data, Bool))] {
-        var served: [(Reader, (Data, Bool))] = []
-        while let reader = state.readers.first, let result = take(&state, reader.minLength, reader.maxLength) {
-            state.readers.removeFirst()
-            served.append((reader, result))
-        }
-        return served
-    }
 }
 
 extension RawConnection where Client == ByteStreamClient {
@@ -169,7 +125,7 @@ extension RawConnection where Client == ByteStreamClient {
     func startSecureConnection() {
         let tooLate = guarded.withLock { guarded -> Bool in
             guard guarded.machine.phase == .idle else { return true }
-            guarded.state.secure = true
+            guarded.state.useTLS()
             return false
         }
         if tooLate {
@@ -200,13 +156,11 @@ extension RawConnection where Client == ByteStreamClient {
             var resume: TransferID?
             let (immediate, serial) = guarded.withLock { guarded -> ((Data, Bool)?, Int) in
                 let serial = guarded.makeSerial()
-                if guarded.state.readers.isEmpty, let taken = ByteStreamClient.take(&guarded.state, minimum, maximum) {
-                    resume = guarded.machine.drained(buffered: guarded.state.buffer.count)
-                    return (taken, 0)
-                }
-                guarded.state.readers.append(ByteStreamClient.Reader(
-                    serial: serial, minLength: minimum, maxLength: maximum, continuation: continuation))
-                return (nil, serial)
+                let reader = ByteStreamClient.Reader(
+                    serial: serial, minLength: minimum, maxLength: maximum, continuation: continuation)
+                guard let taken = guarded.state.read(reader) else { return (nil, serial) }
+                resume = guarded.machine.drained(buffered: guarded.state.buffer.count)
+                return (taken, 0)
             }
             if let resume { engine.resumeReadingStream(resume) }
             if let immediate {
@@ -245,8 +199,8 @@ extension RawConnection where Client == ByteStreamClient {
             guard let self else { return }
             let error = URLError.make(.timedOut, url: url, reason: "No bytes \(isReader ? "arrived" : "went out") for \(timeout) s.")
             let expired = guarded.withLock { guarded -> ByteStreamClient.Expired? in
-                if isReader, let index = guarded.state.readers.firstIndex(where: { $0.serial == serial }) {
-                    return .reader(guarded.state.readers.remove(at: index).continuation)
+                if isReader, let reader = guarded.state.expireReader(serial: serial) {
+                    return .reader(reader.continuation)
                 }
                 if !isReader, let index = guarded.writers.firstIndex(where: { $0.serial == serial }) {
                     return .writer(guarded.writers.remove(at: index).continuation)
@@ -263,7 +217,7 @@ extension RawConnection where Client == ByteStreamClient {
 
     func closeWrite() {
         let (id, report) = guarded.withLock { guarded -> (TransferID?, (@Sendable () -> Void)?) in
-            guarded.state.writeClosed = true
+            guarded.state.closeWrite()
             return (guarded.machine.transferID, ByteStreamClient.report(.writeClosed, &guarded))
         }
         // Told before the FIN goes: the peer may close at once, and the
@@ -277,10 +231,7 @@ extension RawConnection where Client == ByteStreamClient {
         typealias Reader = ByteStreamClient.Reader
         let (readers, resume, report) = guarded.withLock { guarded -> ([Reader], TransferID?, (@Sendable () -> Void)?) in
             let report = ByteStreamClient.report(.readClosed, &guarded)
-            guarded.state.readClosed = true
-            guarded.state.buffer = Data()
-            let readers = guarded.state.readers
-            guarded.state.readers = []
+            let readers = guarded.state.closeRead()
             return (readers, guarded.machine.resumeReading(), report)
         }
         if let resume { engine.resumeReadingStream(resume) }
