@@ -29,6 +29,12 @@ ProcessLimits.startWatchdog(client: clientName, arguments: arguments, api: api)
 let configuration = URLSessionConfiguration.ephemeral
 configuration.httpMaximumConnectionsPerHost = arguments.concurrency
 configuration.timeoutIntervalForRequest = 60
+// Nothing answers from memory (an ephemeral configuration has a cache and a
+// cookie store of its own): every request goes to nginx, as raw libcurl's.
+configuration.urlCache = nil
+configuration.httpCookieStorage = nil
+configuration.httpShouldSetCookies = false
+configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
 configuration.tlsTrustRootsPEM = arguments.caCertificatePEMOrExit()
 let session = URLSession(configuration: configuration)
 
