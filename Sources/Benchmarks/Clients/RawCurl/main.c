@@ -237,6 +237,16 @@ void note_error(struct state *st, const char *message) {
     if (!st->first_error[0]) snprintf(st->first_error, sizeof st->first_error, "%s", message);
 }
 
+// A POST's body from memory, the same on the wire from every loop: its
+// size, the bytes, and "Expect:" off (no 100-continue round trip).
+void configure_post(struct state *st, CURL *e) {
+    static struct curl_slist *headers;
+    if (!headers) headers = curl_slist_append(NULL, "Expect:");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st->opt.post_bytes);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, st->post_body);
+}
+
 static void configure(struct state *st, struct transfer *t) {
     CURL *e = t->easy;
     int https = strncmp(st->opt.url, "https:", 6) == 0;
@@ -249,11 +259,7 @@ static void configure(struct state *st, struct transfer *t) {
     if (https) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L); // multiplex on one h2 connection
     if (st->opt.cacert) curl_easy_setopt(e, CURLOPT_CAINFO, st->opt.cacert);
     if (st->opt.post_bytes > 0) {
-        static struct curl_slist *headers; // "Expect:" off: no 100-continue round trip
-        if (!headers) headers = curl_slist_append(NULL, "Expect:");
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st->opt.post_bytes);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, st->post_body);
+        configure_post(st, e);
         curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, UPLOAD_BUFFER_SIZE);
     }
 }
@@ -315,31 +321,39 @@ static void print_window(struct state *st) {
            st->opt.count, status_field("Threads:"), usage.ru_nvcsw - st->window.usage.ru_nvcsw);
 }
 
+// One finished transfer tallied (every loop's): its outcome against the
+// expected status, its body bytes, the HTTP version (every time, or with
+// `version_once` only until known: the lean loops' one getinfo fewer).
+struct transfer *tally_finished(struct state *st, CURLMsg *msg, int version_once) {
+    long expected_status = st->opt.post_bytes > 0 ? 204 : 200;
+    CURL *e = msg->easy_handle;
+    struct transfer *t = NULL;
+    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&t);
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    if (!version_once || !st->http_version) curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &st->http_version);
+    if (msg->data.result != CURLE_OK) {
+        note_error(st, curl_easy_strerror(msg->data.result));
+    } else if (status != expected_status) {
+        char text[64];
+        snprintf(text, sizeof text, "unexpected HTTP status %ld", status);
+        note_error(st, text);
+    } else {
+        st->ok++;
+        if (st->opt.post_bytes > 0) st->bytes_sent += st->opt.post_bytes;
+    }
+    st->bytes_received += (long long)t->bytes;
+    st->finished++;
+    return t;
+}
+
 static void drain_done(struct state *st) {
     CURLMsg *msg;
     int left;
-    long expected_status = st->opt.post_bytes > 0 ? 204 : 200;
     while ((msg = curl_multi_info_read(st->multi, &left))) {
         if (msg->msg != CURLMSG_DONE) continue;
-        CURL *e = msg->easy_handle;
-        struct transfer *t = NULL;
-        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&t);
-        long status = 0;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-        curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &st->http_version);
-        if (msg->data.result != CURLE_OK) {
-            note_error(st, curl_easy_strerror(msg->data.result));
-        } else if (status != expected_status) {
-            char text[64];
-            snprintf(text, sizeof text, "unexpected HTTP status %ld", status);
-            note_error(st, text);
-        } else {
-            st->ok++;
-            if (st->opt.post_bytes > 0) st->bytes_sent += st->opt.post_bytes;
-        }
-        st->bytes_received += (long long)t->bytes;
-        st->finished++;
-        curl_multi_remove_handle(st->multi, e);
+        struct transfer *t = tally_finished(st, msg, 0);
+        curl_multi_remove_handle(st->multi, msg->easy_handle);
         if (st->started < st->total) start_next(st, t);
         if (st->finished == st->opt.count_warmup && st->opt.count_warmup > 0) open_window(st);
     }

@@ -13,8 +13,6 @@
 // First `rate_warmup` requests in the closed lean loop, not measured (the
 // connections opened and the caches warm, as the Swift clients'
 // ClientSupport/OpenLoop.swift does), then the `count` timed ones.
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
@@ -43,25 +41,9 @@ static void drain_open(struct state *st, struct transfer **idle, long *idle_coun
     while ((msg = curl_multi_info_read(st->multi, &left))) {
         if (msg->msg != CURLMSG_DONE) continue;
         double done = now_seconds();
-        CURL *e = msg->easy_handle;
-        struct transfer *t = NULL;
-        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&t);
-        long status = 0;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-        if (!st->http_version) curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &st->http_version);
-        if (msg->data.result != CURLE_OK) {
-            note_error(st, curl_easy_strerror(msg->data.result));
-        } else if (status != 200) {
-            char text[64];
-            snprintf(text, sizeof text, "unexpected HTTP status %ld", status);
-            note_error(st, text);
-        } else {
-            st->ok++;
-        }
+        struct transfer *t = tally_finished(st, msg, 1);
         st->latencies[t->index] = done - (start + (double)t->index / st->opt.rate);
-        st->bytes_received += (long long)t->bytes;
-        st->finished++;
-        curl_multi_remove_handle(st->multi, e);
+        curl_multi_remove_handle(st->multi, msg->easy_handle);
         idle[(*idle_count)++] = t;
     }
 }

@@ -77,6 +77,8 @@ void note_error(struct state *st, const char *message);
 void note_timeout(struct state *st);
 void open_window(struct state *st);
 void pace(struct state *st, size_t count);
+void configure_post(struct state *st, CURL *e);
+struct transfer *tally_finished(struct state *st, CURLMsg *msg, int version_once);
 
 // reuse_loop.c: the lean loop (rawcurl-reuse).
 void configure_reuse(struct state *st, struct transfer *t);

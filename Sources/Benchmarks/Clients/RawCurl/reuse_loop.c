@@ -15,7 +15,7 @@
 // - a write callback that only counts (no check for --collect, no pacer
 //   call; W6's slow consumer gets a callback of its own at setup);
 // - a finished transfer costs two getinfo calls (its transfer, its status),
-//   not three, and the HTTP version is read once;
+//   not three: the HTTP version is read until known (tally_finished);
 // - after a turn that finished transfers it polls (libcurl's timeout is 0
 //   for the handles just added, so the poll returns at once) instead of
 //   calling curl_multi_perform again at once.
@@ -27,9 +27,7 @@
 // multiplexing HTTP/2 on one), the CA file, and for POSTs the body from
 // memory (CURLOPT_POSTFIELDS) without "Expect: 100-continue", the same
 // request on the wire as every other client's.
-#include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "rawcurl.h"
 
@@ -59,13 +57,7 @@ void configure_reuse(struct state *st, struct transfer *t) {
     curl_easy_setopt(e, CURLOPT_PRIVATE, t);
     if (strncmp(st->opt.url, "https:", 6) == 0) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
     if (st->opt.cacert) curl_easy_setopt(e, CURLOPT_CAINFO, st->opt.cacert);
-    if (st->opt.post_bytes > 0) {
-        static struct curl_slist *headers; // "Expect:" off: no 100-continue round trip
-        if (!headers) headers = curl_slist_append(NULL, "Expect:");
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st->opt.post_bytes);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, st->post_body);
-    }
+    if (st->opt.post_bytes > 0) configure_post(st, e); // the default 64 KiB upload buffer
 }
 
 // Every finished transfer: tallied, removed, and added again as it is while
@@ -73,27 +65,10 @@ void configure_reuse(struct state *st, struct transfer *t) {
 static void drain_reuse(struct state *st) {
     CURLMsg *msg;
     int left;
-    long expected_status = st->opt.post_bytes > 0 ? 204 : 200;
     while ((msg = curl_multi_info_read(st->multi, &left))) {
         if (msg->msg != CURLMSG_DONE) continue;
+        struct transfer *t = tally_finished(st, msg, 1);
         CURL *e = msg->easy_handle;
-        struct transfer *t = NULL;
-        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&t);
-        long status = 0;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-        if (!st->http_version) curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &st->http_version);
-        if (msg->data.result != CURLE_OK) {
-            note_error(st, curl_easy_strerror(msg->data.result));
-        } else if (status != expected_status) {
-            char text[64];
-            snprintf(text, sizeof text, "unexpected HTTP status %ld", status);
-            note_error(st, text);
-        } else {
-            st->ok++;
-            if (st->opt.post_bytes > 0) st->bytes_sent += st->opt.post_bytes;
-        }
-        st->bytes_received += (long long)t->bytes;
-        st->finished++;
         curl_multi_remove_handle(st->multi, e);
         if (st->started < st->total) {
             t->bytes = 0;
