@@ -59,6 +59,10 @@ public enum BoundedConcurrency {
     ) async -> ClientResult {
         var result = ClientResult(client: client, workload: arguments.workload, api: api)
         result.rssBeforeKiB = ProcessLimits.residentSetKiB()
+        if arguments.arrivalRate > 0 {
+            result.api += ", open loop"
+            return await OpenLoop.run(arguments: arguments, filling: result, request: request)
+        }
         return await CountWindow.measure(arguments: arguments, filling: result, lockAcquisitions: lockAcquisitions) {
             count, result in
             await run(count: count, concurrency: arguments.concurrency, filling: result, request: request)

@@ -41,13 +41,16 @@ extension ClientArguments {
 
     /// FoundationNetworking's session settings for this run (bench-foundation
     /// and the OpenAPI client on URLSessionTransport): ephemeral, no cache,
-    /// C connections per host.
+    /// no cookies, C connections per host.
     public func foundationConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.ephemeral
         configuration.httpMaximumConnectionsPerHost = concurrency
         configuration.timeoutIntervalForRequest = 120
         configuration.timeoutIntervalForResource = timeoutSeconds
         configuration.urlCache = nil
+        // An ephemeral configuration keeps cookies in memory: none here.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         return configuration
     }

@@ -5,7 +5,7 @@
 //   [--post-bytes B] [--cacert FILE] [--stream] [--consume-rate BYTES_PER_SEC]
 //   [--timeout SECONDS] [--io-executor] [--download] [--background]
 //   [--feature cookies|cache|logging|tracing|metrics] [--classic-style blocking|async]
-//   [--count-warmup W]
+//   [--count-warmup W] [--rate R [--rate-warmup W]]
 //
 // --io-executor, --download and --background are for bench-asyncurlsession-*
 // only, --feature for bench-asyncurlsession-data only, --classic-style for
@@ -51,6 +51,13 @@ public struct ClientArguments: Sendable {
     /// reported, then the `count` measured ones counted (`CountWindow`):
     /// allocations, lock acquisitions, context switches, CPU.
     public var countWarmup = 0
+    /// When > 0 (W9): an open loop, requests sent at this many per second
+    /// whatever the answers do, latency measured from each one's intended
+    /// send time (`OpenLoop`); `concurrency` caps those in flight.
+    public var arrivalRate: Double = 0
+    /// Open loop: requests before the timed schedule, in a closed loop at
+    /// `concurrency`, not measured (connections opened, caches warm).
+    public var rateWarmup = 0
 
     /// A session feature `--feature` turns on (the rest of the session as
     /// without it). The harness sends each to an nginx location of its own.
@@ -116,7 +123,8 @@ public struct ClientArguments: Sendable {
                 flags.insert(name)
                 index += 1
             case "--workload", "--url", "--count", "--concurrency", "--post-bytes", "--cacert",
-                 "--consume-rate", "--timeout", "--feature", "--classic-style", "--count-warmup":
+                 "--consume-rate", "--timeout", "--feature", "--classic-style", "--count-warmup",
+                 "--rate", "--rate-warmup":
                 guard index + 1 < arguments.count else {
                     throw UsageError(description: "\(name) needs a value")
                 }
@@ -156,6 +164,8 @@ public struct ClientArguments: Sendable {
         }
         result.consumeBytesPerSecond = try number(values["--consume-rate"], name: "--consume-rate", default: 0)
         result.timeoutSeconds = try number(values["--timeout"], name: "--timeout", default: 300)
+        result.arrivalRate = try number(values["--rate"], name: "--rate", default: 0)
+        result.rateWarmup = try integer(values["--rate-warmup"], name: "--rate-warmup", default: 0, minimum: 0)
         return result
     }
 

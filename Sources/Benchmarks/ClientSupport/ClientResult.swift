@@ -29,6 +29,9 @@ public struct ClientResult: Codable, Sendable {
     /// With `--count-warmup`: what the measured requests cost, counted.
     /// nil is left out of the line.
     public var counts: CountedWork?
+    /// Open loop (`--rate`, W9): the measured requests' latencies from their
+    /// intended send times. nil is left out of the line.
+    public var latency: LatencySummary?
 
     public init(client: String, workload: String, api: String) {
         self.client = client
@@ -44,7 +47,7 @@ public struct ClientResult: Codable, Sendable {
         case rssBeforeKiB = "rss_before_kib"
         case httpVersion = "http_version"
         case firstError = "first_error"
-        case unsupported, notes, counts
+        case unsupported, notes, counts, latency
     }
 
     /// Writes the result as one line on stdout.

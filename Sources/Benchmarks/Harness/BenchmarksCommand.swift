@@ -56,7 +56,7 @@ struct BenchmarksCommand: ParsableCommand {
     @Option(help: "Only these workloads, comma-separated: W1..W8 or W1-c1, W1-c16, W1-c64 (W8 only when named, or with --background).")
     var only: String?
 
-    @Option(help: "Only these clients, comma-separated (the baseline rawcurl-poll is always kept); NAME=/abs/path adds an extra executable.")
+    @Option(help: "Only these clients, comma-separated (the baselines rawcurl-poll and rawcurl-reuse are always kept); NAME=/abs/path adds an extra executable.")
     var clients: String?
 
     @Option(help: "Where to write the JSON report (default: benchmark-results.json next to the executables).")
@@ -167,7 +167,8 @@ struct BenchmarksCommand: ParsableCommand {
             .map { " (\($0.id): \(runCounts.measured(for: $0)))" }.joined()
         if !soak && !count {
             print("Runs: \(warmupRuns) warm-up\(exceptions) + \(measuredRuns) measured\(multiplied) per client and workload,"
-                + " clients taking turns; metric medians; ratios are to \(ClientTable.baseline).")
+                + " clients taking turns; metric medians; ratios are to the better of"
+                + " \(ClientTable.baselines.joined(separator: " and ")) in each workload (named in its table).")
         }
         print("nginx: pid \(nginx.pid), http 127.0.0.1:\(nginx.ports.http), https+h2 127.0.0.1:\(nginx.ports.https)\n")
         let runner = ClientRunner(
@@ -207,7 +208,7 @@ struct BenchmarksCommand: ParsableCommand {
             machine: machine,
             settings: .init(
                 quick: quick, runs: measuredRuns, warmups: warmupRuns, clients: clientSpecs.map(\.name),
-                workloads: workloads.map(\.id), baseline: ClientTable.baseline),
+                workloads: workloads.map(\.id), baselines: ClientTable.baselines),
             startedAt: startedAt, totalWallSeconds: total, workloads: reports, targets: verdicts)
         try report.write(to: jsonPath)
         print("Load average (1 min) at end: \(TextFormat.number(machine.loadAverageAtEnd, decimals: 2))")
@@ -246,7 +247,7 @@ struct BenchmarksCommand: ParsableCommand {
     private func runSoak(runner: ClientRunner, clients: [ClientSpec]) throws {
         let soakClients = self.clients == nil
             ? ClientTable.all.filter { $0.name == "asyncurlsession-data" }
-            : clients.filter { $0.name != ClientTable.baseline }
+            : clients.filter { !ClientTable.baselines.contains($0.name) }
         let phases = [
             SoakPhase.sequential(requests: soakRequests),
             SoakPhase.concurrent(soakConcurrency, minutes: soakMinutes),
@@ -296,14 +297,14 @@ struct BenchmarksCommand: ParsableCommand {
             return ClientTable.all.filter { ClientTable.counted.contains($0.name) }
         }
         if openapi, clients == nil {
-            return ClientTable.all.filter { $0.name == ClientTable.baseline || ClientTable.openAPIReferences.contains($0.name) }
+            return ClientTable.all.filter { ClientTable.baselines.contains($0.name) || ClientTable.openAPIReferences.contains($0.name) }
                 + ClientTable.openAPI
         }
         if background, clients == nil {
-            return ClientTable.all.filter { $0.name == ClientTable.baseline } + ClientTable.background
+            return ClientTable.all.filter { ClientTable.baselines.contains($0.name) } + ClientTable.background
         }
         if features, clients == nil {
-            return ClientTable.all.filter { [ClientTable.baseline, ClientTable.featuresReference].contains($0.name) }
+            return ClientTable.all.filter { (ClientTable.baselines + [ClientTable.featuresReference]).contains($0.name) }
                 + ClientTable.features
         }
         guard let clients else { return ClientTable.all }
@@ -315,7 +316,7 @@ struct BenchmarksCommand: ParsableCommand {
         for name in names where !ClientTable.known.contains(where: { $0.name == name }) {
             throw ValidationError("unknown client \(name); known: \(ClientTable.known.map(\.name).joined(separator: ", "))")
         }
-        return ClientTable.known.filter { names.contains($0.name) || $0.name == ClientTable.baseline } + extras
+        return ClientTable.known.filter { names.contains($0.name) || ClientTable.baselines.contains($0.name) } + extras
     }
 
     /// The folder of this executable (/proc/self/exe), where SwiftPM puts the

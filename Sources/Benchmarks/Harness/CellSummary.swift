@@ -1,5 +1,6 @@
 // One cell of the results: a client on a workload, summarized over its
 // measured runs (medians), with the ratio to the baseline client.
+import BenchClientSupport
 import Foundation
 
 enum CellStatus: String, Codable, Sendable {
@@ -28,6 +29,13 @@ struct CellSummary: Codable, Sendable {
     var serverConnectionsMedian: Double?
     /// W7: median over runs of the most client connections open at once.
     var peakActiveConnectionsMedian: Double?
+    /// Median over runs of the requests nginx answered (access-log lines).
+    var serverAnsweredMedian: Double?
+    /// W9: each latency figure's median over runs.
+    var latencyMedians: LatencySummary?
+    /// W9: median over runs of the requests answered per second (the
+    /// arrival rate, unless the client fell behind).
+    var achievedRateMedian: Double?
     var elapsedSecondsMedian: Double?
     var httpVersion: String?
     var api: String?
@@ -45,6 +53,9 @@ struct CellSummary: Codable, Sendable {
         case peakRSSMiBMedian = "peak_rss_mib_median"
         case serverConnectionsMedian = "server_connections_median"
         case peakActiveConnectionsMedian = "peak_active_connections_median"
+        case serverAnsweredMedian = "server_answered_median"
+        case latencyMedians = "latency_medians"
+        case achievedRateMedian = "achieved_rate_median"
         case elapsedSecondsMedian = "elapsed_s_median"
         case httpVersion = "http_version"
         case api, notes, runs, warmups
@@ -91,6 +102,22 @@ struct CellSummary: Codable, Sendable {
         serverConnectionsMedian = Statistics.median(good.compactMap { $0.server?.connections })
         elapsedSecondsMedian = Statistics.median(good.compactMap { $0.result?.elapsedSeconds })
         peakActiveConnectionsMedian = Statistics.median(good.compactMap { $0.server?.peakActiveConnections })
+        serverAnsweredMedian = Statistics.median(good.compactMap { $0.server?.answered.map(Double.init) })
+        let latencies = good.compactMap { $0.result?.latency }
+        if !latencies.isEmpty {
+            var medians = LatencySummary()
+            medians.p50Ms = Statistics.median(latencies.map(\.p50Ms)) ?? 0
+            medians.p99Ms = Statistics.median(latencies.map(\.p99Ms)) ?? 0
+            medians.p999Ms = Statistics.median(latencies.map(\.p999Ms)) ?? 0
+            medians.maxMs = Statistics.median(latencies.map(\.maxMs)) ?? 0
+            medians.meanMs = Statistics.median(latencies.map(\.meanMs)) ?? 0
+            medians.rate = latencies[0].rate
+            medians.samples = latencies[0].samples
+            latencyMedians = medians
+            achievedRateMedian = Statistics.median(good.compactMap { run in
+                run.result.map { Double($0.ok) / max($0.elapsedSeconds, 1e-9) }
+            })
+        }
         if workload.samplesActiveConnections, let peak = peakActiveConnectionsMedian,
            !Self.allInFlight(peak: peak, count: workload.count) {
             notes.append("at most \(Int(peak)) connections open at once (median): not all \(workload.count) "

@@ -68,6 +68,9 @@ struct ClientRunner {
         if workload.postBytes > 0 { arguments += ["--post-bytes", String(workload.postBytes)] }
         if workload.tls { arguments += ["--cacert", certificates.caCertificate] }
         if workload.stream { arguments.append("--stream") }
+        if workload.arrivalRate > 0 {
+            arguments += ["--rate", String(Int(workload.arrivalRate)), "--rate-warmup", String(workload.rateWarmup)]
+        }
         if workload.consumeBytesPerSecond > 0 {
             arguments += ["--consume-rate", String(Int(workload.consumeBytesPerSecond))]
         }
@@ -105,11 +108,12 @@ struct ClientRunner {
         record.cpuSystemSeconds = exit.systemSeconds
         record.peakRSSKiB = exit.maxRSSKiB
         let sampled = sampler?.stop()
+        record.result = Self.readResult(stdoutPath: stem + ".out")
         if let before, let after = observer.snapshot() {
             record.server = observer.observation(
-                from: before, to: after, samples: sampled?.samples ?? 0, peakActive: sampled?.peakActive)
+                from: before, to: after, samples: sampled?.samples ?? 0, peakActive: sampled?.peakActive,
+                claimed: record.result?.ok ?? 0)
         }
-        record.result = Self.readResult(stdoutPath: stem + ".out")
         RunJudge(workload: workload).judge(&record, exit: exit, stderrPath: stem + ".err")
         return record
     }

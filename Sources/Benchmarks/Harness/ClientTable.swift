@@ -19,10 +19,17 @@ struct ClientSpec: Sendable {
 }
 
 enum ClientTable {
-    /// The ratio column divides by this client's median: raw libcurl in its
-    /// plainest loop (curl_multi_perform + curl_multi_poll), the fastest a
-    /// libcurl client goes at the connection counts measured here.
+    /// Raw libcurl in its plainest loop (curl_multi_perform +
+    /// curl_multi_poll): the first of the two baselines, and the one runs of
+    /// their own (`--background`, `--features`, `--openapi`) keep.
     static let baseline = "rawcurl-poll"
+
+    /// The two raw-libcurl loops the ratio column may divide by: per
+    /// workload, whichever of them did better (`WorkloadReport.baseline`
+    /// names it). rawcurl-reuse is the lean loop (Clients/RawCurl/reuse_loop.c):
+    /// the same perform + poll shape with the fewest options and the least
+    /// per-transfer work. Both are kept in every run that keeps the baseline.
+    static let baselines = [baseline, "rawcurl-reuse"]
 
     /// The other libraries compared with. Every client that is neither one
     /// of these nor the baseline is ours, and judged against the targets
@@ -45,6 +52,7 @@ enum ClientTable {
 
     static let all: [ClientSpec] = [
         ClientSpec(name: "rawcurl-poll", executable: "bench-rawcurl", extraArguments: ["--perform"]),
+        ClientSpec(name: "rawcurl-reuse", executable: "bench-rawcurl", extraArguments: ["--reuse"]),
         ClientSpec(name: "rawcurl", executable: "bench-rawcurl"),
         ClientSpec(name: "rawcurl-collect", executable: "bench-rawcurl", extraArguments: ["--collect"]),
         ClientSpec(name: "foundation", executable: "bench-foundation"),
@@ -147,9 +155,9 @@ enum ClientTable {
     static let featureWorkloads = ["W1-c64"]
 
     /// `--count`'s clients when `--clients` is not given: our three APIs,
-    /// raw libcurl in both loops, and AsyncHTTPClient.
+    /// raw libcurl in its three loops, and AsyncHTTPClient.
     static let counted: Set<String> = [
-        baseline, "rawcurl", "ahc", "asyncurlsession-data", "asyncurlsession-events", "urlsessioncompat",
+        baseline, "rawcurl-reuse", "rawcurl", "ahc", "asyncurlsession-data", "asyncurlsession-events", "urlsessioncompat",
     ]
 
     /// Every client a run can name.

@@ -9,7 +9,20 @@ struct JSONReport: Codable, Sendable {
         var warmups: Int
         var clients: [String]
         var workloads: [String]
-        var baseline: String
+        /// Reports before the second baseline: the one client ratios were to.
+        var baseline: String?
+        /// The clients a workload's ratios may be to: per workload, the better
+        /// of them (`WorkloadReport.baseline`).
+        var baselines: [String]?
+
+        init(quick: Bool, runs: Int, warmups: Int, clients: [String], workloads: [String], baselines: [String]) {
+            self.quick = quick
+            self.runs = runs
+            self.warmups = warmups
+            self.clients = clients
+            self.workloads = workloads
+            self.baselines = baselines
+        }
     }
 
     var machine: MachineInfo

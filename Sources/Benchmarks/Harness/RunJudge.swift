@@ -1,6 +1,7 @@
 // Decides whether a client run counts, and computes its metric. A run counts
-// only if the client exited 0, every request succeeded, every body byte
-// arrived, and — for the POST sink — nginx logged the bodies as received.
+// only if the client exited 0, every request succeeded, nginx's access log
+// has a line for every request the client counts as answered, every body
+// byte arrived, and — for the POST sink — nginx logged the bodies as received.
 import BenchClientSupport
 import Foundation
 
@@ -23,6 +24,11 @@ struct RunJudge {
             record.reason = problem
             return
         }
+        if workload.arrivalRate > 0 && result.latency == nil {
+            record.status = .failed
+            record.reason = "no latencies reported for the open loop"
+            return
+        }
         record.status = .ok
         record.metric = metric(result, peakRSSKiB: record.peakRSSKiB)
         if workload.tls, let protocols = record.server?.tlsProtocols, protocols["HTTP/2.0", default: 0] < workload.count {
@@ -38,6 +44,14 @@ struct RunJudge {
         }
         if !exit.succeeded {
             return "client \(exit.description)"
+        }
+        // Nothing may answer from the client's memory: nginx must have
+        // answered at least every request the client counts as answered.
+        guard let answered = server?.answered else {
+            return "nginx's access log unavailable: cannot verify that the server answered every request"
+        }
+        if answered < result.ok {
+            return "nginx answered \(answered) requests, the client claims \(result.ok)"
         }
         let expected = workload.count * workload.expectedBytesPerRequest
         if result.bytesReceived != expected {
@@ -66,6 +80,8 @@ struct RunJudge {
             return Double(peakRSSKiB) / 1024
         case .kibPerTransfer:
             return Double(max(0, peakRSSKiB - result.rssBeforeKiB)) / Double(workload.count)
+        case .latencyP99Milliseconds:
+            return result.latency?.p99Ms ?? .infinity
         }
     }
 

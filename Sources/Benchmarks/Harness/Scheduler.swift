@@ -32,9 +32,24 @@ struct Scheduler {
                 client: client.name, workload: workload,
                 warmups: warmupRecords[client.name, default: []], runs: measured[client.name, default: []])
         }
-        let baseline = cells.first { $0.client == ClientTable.baseline }
+        let baseline = Self.betterBaseline(of: cells, higherIsBetter: workload.metric.higherIsBetter)
         for index in cells.indices { cells[index].setRatio(baseline: baseline) }
-        return WorkloadReport(workload: workload, cells: cells, runs: runs)
+        var report = WorkloadReport(workload: workload, cells: cells, runs: runs)
+        report.baseline = baseline?.client
+        return report
+    }
+
+    /// Of the raw-libcurl baselines that ran, the one with the better median
+    /// (ties: the first): a client is compared with the faster loop, not
+    /// with whichever the table happens to start with.
+    static func betterBaseline(of cells: [CellSummary], higherIsBetter: Bool) -> CellSummary? {
+        let candidates = ClientTable.baselines.compactMap { name in
+            cells.first { $0.client == name && $0.metricMedian != nil }
+        }
+        return candidates.reduce(nil) { best, cell in
+            guard let best, let bestValue = best.metricMedian, let value = cell.metricMedian else { return best ?? cell }
+            return (higherIsBetter ? value > bestValue : value < bestValue) ? cell : best
+        }
     }
 
     private func progressLine(_ record: RunRecord, label: String, workload: Workload) -> String {

@@ -1,7 +1,11 @@
 // What nginx saw during one client run, from the server side: accepted
-// connections and requests (stub_status deltas), bytes the POST sink really
-// received ($request_length in logs/sink.log) and the protocol of each TLS
-// request (logs/tls.log). Used to verify the clients' own counts.
+// connections and requests (stub_status deltas), the requests it answered
+// (lines of logs/access.log), bytes the POST sink really received
+// ($request_length in logs/sink.log) and the protocol of each TLS request
+// (logs/tls.log). Used to verify the clients' own counts.
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 struct ServerSnapshot {
@@ -11,6 +15,7 @@ struct ServerSnapshot {
     var requests: Int
     var sinkLogOffset: UInt64
     var tlsLogOffset: UInt64
+    var accessLogOffset: UInt64
 }
 
 struct ServerObservation: Codable, Sendable {
@@ -26,6 +31,10 @@ struct ServerObservation: Codable, Sendable {
     var tlsProtocols: [String: Int]
     /// Most client connections open at once (sampled every 200 ms; W7 only).
     var peakActiveConnections: Int?
+    /// Requests nginx answered to the client, one access-log line each
+    /// (status requests and the sink's internal hop not among them); nil
+    /// in reports written before it was counted.
+    var answered: Int?
 
     enum CodingKeys: String, CodingKey {
         case connections, requests
@@ -33,6 +42,7 @@ struct ServerObservation: Codable, Sendable {
         case sinkBytesReceived = "sink_bytes_received"
         case tlsProtocols = "tls_protocols"
         case peakActiveConnections = "peak_active_connections"
+        case answered
     }
 }
 
@@ -51,14 +61,19 @@ struct ServerObserver {
         return ServerSnapshot(
             active: active, accepts: numbers[0], requests: numbers[2],
             sinkLogOffset: Self.size(of: server.config.sinkLog),
-            tlsLogOffset: Self.size(of: server.config.tlsLog)
+            tlsLogOffset: Self.size(of: server.config.tlsLog),
+            accessLogOffset: Self.size(of: server.config.accessLog)
         )
     }
 
     /// The difference between two snapshots, minus the status requests made
     /// meanwhile (the closing snapshot and `samples` from a ConnectionSampler).
+    /// `claimed`: the requests the client says were answered; the access log
+    /// is read until it has as many lines or its buffer has surely been
+    /// written.
     func observation(
-        from before: ServerSnapshot, to after: ServerSnapshot, samples: Int = 0, peakActive: Int? = nil
+        from before: ServerSnapshot, to after: ServerSnapshot, samples: Int = 0, peakActive: Int? = nil,
+        claimed: Int = 0
     ) -> ServerObservation {
         let sinkLines = Self.lines(of: server.config.sinkLog, from: before.sinkLogOffset, to: after.sinkLogOffset)
         var sinkBytes = 0
@@ -77,12 +92,47 @@ struct ServerObserver {
             tlsProtocols: protocols,
             // Connections already open before the run (e.g. the sink's idle
             // upstream keepalive connections) are not the client's.
-            peakActiveConnections: peakActive.map { max(0, $0 - (before.active - 1)) }
+            peakActiveConnections: peakActive.map { max(0, $0 - (before.active - 1)) },
+            answered: answeredRequests(since: before.accessLogOffset, claimed: claimed)
         )
+    }
+
+    /// Lines of the access log after `offset`. nginx writes its buffer at
+    /// the latest 50 ms after a line enters it (`NginxConfig`), so the log
+    /// is read every 25 ms, for at least 75 ms after the client ended (its
+    /// last lines written: the count is exact, and none is left to land in
+    /// the next run's), until it holds `claimed` lines or has not grown for
+    /// 250 ms: at most 1 s (a failing run's count is final by then).
+    private func answeredRequests(since offset: UInt64, claimed: Int) -> Int {
+        var lines = 0
+        var lastSize: UInt64 = 0
+        var unchangedFor = 0
+        for round in 0..<40 {
+            let size = Self.size(of: server.config.accessLog)
+            if size != lastSize {
+                lines = Self.newlines(in: server.config.accessLog, from: offset, to: size)
+                lastSize = size
+                unchangedFor = 0
+            } else {
+                unchangedFor += 1
+            }
+            if (round >= 3 && lines >= claimed) || unchangedFor >= 10 { break }
+            usleep(25_000)
+        }
+        return lines
     }
 
     private static func size(of path: String) -> UInt64 {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.uint64Value ?? 0
+    }
+
+    private static func newlines(in path: String, from start: UInt64, to end: UInt64) -> Int {
+        guard end > start, let handle = FileHandle(forReadingAtPath: path) else { return 0 }
+        defer { try? handle.close() }
+        guard (try? handle.seek(toOffset: start)) != nil,
+              let data = try? handle.read(upToCount: Int(end - start))
+        else { return 0 }
+        return data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
     }
 
     private static func lines(of path: String, from start: UInt64, to end: UInt64) -> [Substring] {

@@ -75,7 +75,7 @@ enum TargetJudge {
     /// Clients the targets are about: ours, not the baseline, the peers or
     /// the other references.
     static func isJudged(_ client: String) -> Bool {
-        client != ClientTable.baseline && !ClientTable.peers.contains(client)
+        !ClientTable.baselines.contains(client) && !ClientTable.peers.contains(client)
             && !ClientTable.references.contains(client)
     }
 
@@ -83,7 +83,8 @@ enum TargetJudge {
         var verdicts: [TargetVerdict] = []
         for target in Target.all {
             for report in reports where target.applies(to: report) {
-                let baseline = report.cells.first { $0.client == ClientTable.baseline }
+                let baselineName = report.baseline ?? ClientTable.baseline
+                let baseline = report.cells.first { $0.client == baselineName }
                 for cell in report.cells where isJudged(cell.client) {
                     verdicts.append(verdict(target, report: report, cell: cell, baseline: baseline))
                 }
@@ -128,7 +129,7 @@ enum TargetJudge {
             }
         }
         guard let value else {
-            verdict.note = "no \(ClientTable.baseline) figure in this run to compare with"
+            verdict.note = "no \(report.baseline ?? ClientTable.baselines.joined(separator: " or ")) figure in this run to compare with"
             return verdict
         }
         let margin = target.measure.isUpperLimit ? target.limit - value : value - target.limit

@@ -8,6 +8,8 @@
 //   W6  one 1 GiB GET read by a slow consumer (150 MiB/s, ~7 s)      peak RSS
 //   W7  10,000 slow-drip transfers (4,000 B at 1 KiB/s) at once      KiB per transfer
 //   W8  one 1 GiB download to a file (Benchmarks --background only)  MB/s
+//   W9  1 KiB GETs sent at 5,000 and 20,000 per second (open loop),  p99 ms
+//       at most 256 in flight, latency from each intended send time
 import Foundation
 
 enum MetricKind: String, Codable, Sendable {
@@ -15,19 +17,22 @@ enum MetricKind: String, Codable, Sendable {
     case megabytesPerSecond = "MB/s"
     case peakRSSMiB = "peak RSS MiB"
     case kibPerTransfer = "KiB/transfer"
+    /// W9: the 99th percentile of latency from the intended send time.
+    case latencyP99Milliseconds = "p99 ms"
 
     /// Decimals shown in tables.
     var decimals: Int {
         switch self {
         case .requestsPerSecond, .megabytesPerSecond: 0
         case .peakRSSMiB, .kibPerTransfer: 1
+        case .latencyP99Milliseconds: 2
         }
     }
 
     var higherIsBetter: Bool {
         switch self {
         case .requestsPerSecond, .megabytesPerSecond: true
-        case .peakRSSMiB, .kibPerTransfer: false
+        case .peakRSSMiB, .kibPerTransfer, .latencyP99Milliseconds: false
         }
     }
 }
@@ -57,6 +62,11 @@ struct Workload: Sendable {
     /// median of 5 moved by a fifth between tables. Three times the runs
     /// add about a minute and a half to a full run.
     var runMultiplier = 1
+    /// W9: requests sent at this many per second whatever the answers do
+    /// (open loop, `--rate`); 0 for the closed workloads.
+    var arrivalRate: Double = 0
+    /// W9: requests before the timed ones, closed, not measured (`--rate-warmup`).
+    var rateWarmup = 0
 
     var expectedBytesPerRequest: Int { fixture?.size ?? 0 }
     /// W7: sample nginx's active connections during the run.
@@ -141,6 +151,7 @@ extension Workload {
         // runs it, a foreground download against a background session's, whose
         // transfer runs in the agent process. The baseline streams the body
         // and drops it, as for W2.
+        list += openLoop(quick: quick)
         let downloaded: Fixture = quick ? .mib1 : .gib1
         list.append(Workload(
             id: "W8", group: "W8", title: "one download of \(downloaded == .mib1 ? "1 MiB" : "1 GiB") to a file, HTTP/1.1",
@@ -148,5 +159,21 @@ extension Workload {
             stream: true, consumeBytesPerSecond: 0, metric: .megabytesPerSecond,
             clientTimeout: quick ? 60 : 180))
         return list
+    }
+
+    /// W9: the 1 KiB GET over HTTP/1.1 at a fixed arrival rate, 3 s at each
+    /// rate (a tenth of a second with --quick), after 1,000 requests of
+    /// warm-up (50). At most 256 in flight: a client that stalls queues
+    /// requests (their wait counts) instead of opening sockets without end.
+    private static func openLoop(quick: Bool) -> [Workload] {
+        [5_000, 20_000].map { rate in
+            let count = quick ? rate / 10 : rate * 3
+            return Workload(
+                id: "W9-r\(rate)", group: "W9",
+                title: "\(count) GETs of 1 KiB sent at \(rate) per second (open loop, at most 256 in flight), HTTP/1.1",
+                fixture: .kib1, tls: false, count: count, concurrency: 256, postBytes: 0,
+                stream: false, consumeBytesPerSecond: 0, metric: .latencyP99Milliseconds,
+                clientTimeout: quick ? 60 : 120, arrivalRate: Double(rate), rateWarmup: quick ? 50 : 1_000)
+        }
     }
 }

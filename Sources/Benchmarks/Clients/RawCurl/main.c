@@ -1,6 +1,6 @@
 // bench-rawcurl: the ceiling for any libcurl-based client.
 //
-// Raw libcurl multi interface, in one of two loops:
+// Raw libcurl multi interface, in one of three loops:
 //
 // - With --perform (reported as rawcurl-poll, the harness's baseline): the
 //   plainest loop libcurl offers, curl_multi_perform then curl_multi_poll,
@@ -10,6 +10,10 @@
 //   and the shape of our engine: one epoll set, curl_multi_socket_action on
 //   readiness, a timer from CURLMOPT_TIMERFUNCTION. It scales to thousands
 //   of connections; for a few dozen it pays an epoll_ctl per interest change.
+// - With --reuse (reported as rawcurl-reuse, the second baseline): the lean
+//   loop of reuse_loop.c, perform and poll with the fewest options libcurl
+//   needs; the harness divides by whichever of it and rawcurl-poll is faster.
+//   With --rate R it runs the open loop of open_loop.c (W9).
 //
 // `concurrency` easy handles are created once and reused for every request;
 // body bytes are counted and discarded in the write callback. Takes the same
@@ -33,7 +37,7 @@
 //   bench-rawcurl --workload W --url URL --count N --concurrency C
 //                 [--post-bytes B] [--cacert FILE] [--stream] [--collect]
 //                 [--consume-rate BYTES_PER_SEC] [--timeout SECONDS] [--perform]
-//                 [--count-warmup W]
+//                 [--count-warmup W] [--reuse [--rate R --rate-warmup W]]
 //   bench-rawcurl --version     prints libcurl's version line
 #define _GNU_SOURCE
 #include <curl/curl.h>
@@ -48,71 +52,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "rawcurl.h"
+
 #define MAX_EVENTS 1024
 #define UPLOAD_BUFFER_SIZE (256L * 1024L)
 
-struct options {
-    const char *workload;
-    const char *url;
-    const char *cacert;
-    long count;
-    long concurrency;
-    long post_bytes;
-    double consume_rate;
-    double timeout_s;
-    int collect;
-    int perform; // curl_multi_perform + curl_multi_poll instead of socket_action + epoll
-    long count_warmup; // requests before the counted ones (0: nothing counted)
-};
-
-// malloc-interposer's C API (its interposer.h), when its library is preloaded.
-typedef void (*interposer_toggle)(void);
-typedef void (*interposer_stats)(int64_t *, int64_t *, int64_t *, int64_t *, int64_t *, int64_t *);
-
-// The counting window of --count-warmup.
-struct count_window {
-    int open;
-    interposer_toggle disable; // NULL: allocations not counted
-    interposer_stats stats;
-    struct rusage usage;
-};
-
-struct transfer {
-    CURL *easy;
-    curl_off_t bytes;
-    // --collect: the body so far (bytes long) in a buffer of capacity bytes,
-    // kept for the handle's next response.
-    char *body;
-    size_t capacity;
-};
-
-struct state {
-    struct options opt;
-    CURLM *multi;
-    int epfd;
-    long long timer_deadline_ms; // -1: no timer
-    long started;
-    long finished;
-    long ok;
-    long errors;
-    long long bytes_received;
-    long long bytes_sent;
-    long long consumed; // for the pacer
-    double start_s;
-    long http_version;
-    char first_error[256];
-    char *post_body;
-    long total; // warm-up + measured requests
-    struct count_window window;
-};
-
-static double now_seconds(void) {
+double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static long long now_ms(void) { return (long long)(now_seconds() * 1000.0); }
+long long now_ms(void) { return (long long)(now_seconds() * 1000.0); }
 
 // A number of /proc/self/status, e.g. "VmRSS:" (KiB); 0 if unknown.
 static long status_field(const char *name) {
@@ -184,7 +135,11 @@ static void parse_options(int argc, char **argv, struct options *opt) {
             opt->perform = 1;
             continue;
         }
-        if (i + 1 >= argc) usage_exit("every option but --stream, --collect and --perform needs a value");
+        if (strcmp(name, "--reuse") == 0) {
+            opt->reuse = 1;
+            continue;
+        }
+        if (i + 1 >= argc) usage_exit("every option but --stream, --collect, --perform and --reuse needs a value");
         const char *value = argv[++i];
         if (strcmp(name, "--workload") == 0) opt->workload = value;
         else if (strcmp(name, "--url") == 0) opt->url = value;
@@ -195,6 +150,8 @@ static void parse_options(int argc, char **argv, struct options *opt) {
         else if (strcmp(name, "--consume-rate") == 0) opt->consume_rate = parse_double(value, name);
         else if (strcmp(name, "--timeout") == 0) opt->timeout_s = parse_double(value, name);
         else if (strcmp(name, "--count-warmup") == 0) opt->count_warmup = parse_long(value, name, 0);
+        else if (strcmp(name, "--rate") == 0) opt->rate = parse_double(value, name);
+        else if (strcmp(name, "--rate-warmup") == 0) opt->rate_warmup = parse_long(value, name, 0);
         else usage_exit("unknown option");
     }
     if (!opt->url) usage_exit("--url URL is required");
@@ -203,7 +160,7 @@ static void parse_options(int argc, char **argv, struct options *opt) {
 // Slow consumer (W6): block in the write callback while ahead of the rate.
 // Blocking here is what a slow synchronous consumer does; libcurl then stops
 // reading the socket and TCP flow control slows the server.
-static void pace(struct state *st, size_t count) {
+void pace(struct state *st, size_t count) {
     st->consumed += (long long)count;
     if (st->opt.consume_rate <= 0) return;
     double due = st->start_s + (double)st->consumed / st->opt.consume_rate;
@@ -275,9 +232,19 @@ static int timer_cb(CURLM *multi, long timeout_ms, void *userp) {
     return 0;
 }
 
-static void note_error(struct state *st, const char *message) {
+void note_error(struct state *st, const char *message) {
     st->errors++;
     if (!st->first_error[0]) snprintf(st->first_error, sizeof st->first_error, "%s", message);
+}
+
+// A POST's body from memory, the same on the wire from every loop: its
+// size, the bytes, and "Expect:" off (no 100-continue round trip).
+void configure_post(struct state *st, CURL *e) {
+    static struct curl_slist *headers;
+    if (!headers) headers = curl_slist_append(NULL, "Expect:");
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st->opt.post_bytes);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, st->post_body);
 }
 
 static void configure(struct state *st, struct transfer *t) {
@@ -292,11 +259,7 @@ static void configure(struct state *st, struct transfer *t) {
     if (https) curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L); // multiplex on one h2 connection
     if (st->opt.cacert) curl_easy_setopt(e, CURLOPT_CAINFO, st->opt.cacert);
     if (st->opt.post_bytes > 0) {
-        static struct curl_slist *headers; // "Expect:" off: no 100-continue round trip
-        if (!headers) headers = curl_slist_append(NULL, "Expect:");
-        curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st->opt.post_bytes);
-        curl_easy_setopt(e, CURLOPT_POSTFIELDS, st->post_body);
+        configure_post(st, e);
         curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, UPLOAD_BUFFER_SIZE);
     }
 }
@@ -318,7 +281,7 @@ static double cpu_seconds(const struct rusage *usage) {
 
 // The warm-up is over: what follows is counted. The warm-up's successes and
 // bytes are forgotten (its errors are kept, so that they fail the run).
-static void open_window(struct state *st) {
+void open_window(struct state *st) {
     void *program = dlopen(NULL, RTLD_NOW);
     interposer_toggle reset = program ? (interposer_toggle)dlsym(program, "malloc_interposer_reset") : NULL;
     interposer_toggle enable = program ? (interposer_toggle)dlsym(program, "malloc_interposer_enable") : NULL;
@@ -358,31 +321,39 @@ static void print_window(struct state *st) {
            st->opt.count, status_field("Threads:"), usage.ru_nvcsw - st->window.usage.ru_nvcsw);
 }
 
+// One finished transfer tallied (every loop's): its outcome against the
+// expected status, its body bytes, the HTTP version (every time, or with
+// `version_once` only until known: the lean loops' one getinfo fewer).
+struct transfer *tally_finished(struct state *st, CURLMsg *msg, int version_once) {
+    long expected_status = st->opt.post_bytes > 0 ? 204 : 200;
+    CURL *e = msg->easy_handle;
+    struct transfer *t = NULL;
+    curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&t);
+    long status = 0;
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    if (!version_once || !st->http_version) curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &st->http_version);
+    if (msg->data.result != CURLE_OK) {
+        note_error(st, curl_easy_strerror(msg->data.result));
+    } else if (status != expected_status) {
+        char text[64];
+        snprintf(text, sizeof text, "unexpected HTTP status %ld", status);
+        note_error(st, text);
+    } else {
+        st->ok++;
+        if (st->opt.post_bytes > 0) st->bytes_sent += st->opt.post_bytes;
+    }
+    st->bytes_received += (long long)t->bytes;
+    st->finished++;
+    return t;
+}
+
 static void drain_done(struct state *st) {
     CURLMsg *msg;
     int left;
-    long expected_status = st->opt.post_bytes > 0 ? 204 : 200;
     while ((msg = curl_multi_info_read(st->multi, &left))) {
         if (msg->msg != CURLMSG_DONE) continue;
-        CURL *e = msg->easy_handle;
-        struct transfer *t = NULL;
-        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&t);
-        long status = 0;
-        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
-        curl_easy_getinfo(e, CURLINFO_HTTP_VERSION, &st->http_version);
-        if (msg->data.result != CURLE_OK) {
-            note_error(st, curl_easy_strerror(msg->data.result));
-        } else if (status != expected_status) {
-            char text[64];
-            snprintf(text, sizeof text, "unexpected HTTP status %ld", status);
-            note_error(st, text);
-        } else {
-            st->ok++;
-            if (st->opt.post_bytes > 0) st->bytes_sent += st->opt.post_bytes;
-        }
-        st->bytes_received += (long long)t->bytes;
-        st->finished++;
-        curl_multi_remove_handle(st->multi, e);
+        struct transfer *t = tally_finished(st, msg, 0);
+        curl_multi_remove_handle(st->multi, msg->easy_handle);
         if (st->started < st->total) start_next(st, t);
         if (st->finished == st->opt.count_warmup && st->opt.count_warmup > 0) open_window(st);
     }
@@ -403,12 +374,16 @@ static void print_result(struct state *st, double elapsed, long rss_before, cons
     const char *version = st->http_version == CURL_HTTP_VERSION_2_0 ? "2"
                         : st->http_version == CURL_HTTP_VERSION_1_1 ? "1.1"
                         : st->http_version == CURL_HTTP_VERSION_1_0 ? "1.0" : NULL;
-    printf("{\"api\":\"%s%s\",\"bytes_received\":%lld,\"bytes_sent\":%lld,"
+    const char *api = st->opt.reuse ? "curl_multi_perform+curl_multi_poll, handles re-added as configured"
+                    : st->opt.perform ? "curl_multi_perform+curl_multi_poll" : "curl_multi_socket_action+epoll";
+    const char *client = st->opt.reuse ? "rawcurl-reuse" : st->opt.collect ? "rawcurl-collect"
+                       : st->opt.perform ? "rawcurl-poll" : "rawcurl";
+    printf("{\"api\":\"%s%s%s\",\"bytes_received\":%lld,\"bytes_sent\":%lld,"
            "\"client\":\"%s\",",
-           st->opt.perform ? "curl_multi_perform+curl_multi_poll" : "curl_multi_socket_action+epoll",
-           st->opt.collect ? ", bodies collected" : "", st->bytes_received, st->bytes_sent,
-           st->opt.collect ? "rawcurl-collect" : st->opt.perform ? "rawcurl-poll" : "rawcurl");
+           api, st->opt.collect ? ", bodies collected" : "", st->opt.rate > 0 ? ", open loop" : "",
+           st->bytes_received, st->bytes_sent, client);
     if (st->window.open) print_window(st);
+    print_latency(st);
     printf("\"elapsed_s\":%.6f,\"errors\":%ld,", elapsed, st->errors);
     if (st->first_error[0]) {
         printf("\"first_error\":");
@@ -429,7 +404,7 @@ static void print_result(struct state *st, double elapsed, long rss_before, cons
     fflush(stdout);
 }
 
-static void note_timeout(struct state *st) {
+void note_timeout(struct state *st) {
     char text[96];
     snprintf(text, sizeof text, "client timed out after %.0f s", st->opt.timeout_s);
     long unfinished = st->total - st->finished;
@@ -514,10 +489,15 @@ int main(int argc, char **argv) {
         print_result(&st, 0, 0, "a collected body cannot be read by a slow consumer");
         return 0;
     }
+    if (st.opt.rate > 0 && !st.opt.reuse) {
+        print_result(&st, 0, 0, "the open loop (W9) is the lean loop's: see rawcurl-reuse");
+        return 0;
+    }
+    if (st.opt.reuse && (st.opt.collect || st.opt.perform)) usage_exit("--reuse is a loop of its own: no --collect or --perform");
     raise_fd_limit();
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) usage_exit("curl_global_init failed");
 
-    st.total = st.opt.count_warmup + st.opt.count;
+    st.total = (st.opt.rate > 0 ? st.opt.rate_warmup : st.opt.count_warmup) + st.opt.count;
     long slots = st.opt.concurrency < st.total ? st.opt.concurrency : st.total;
     if (st.opt.post_bytes > 0) {
         st.post_body = calloc(1, (size_t)st.opt.post_bytes);
@@ -527,14 +507,16 @@ int main(int argc, char **argv) {
     st.epfd = epoll_create1(EPOLL_CLOEXEC);
     st.timer_deadline_ms = -1;
     if (!st.multi || st.epfd < 0) usage_exit("curl_multi_init or epoll_create1 failed");
-    if (!st.opt.perform) {
+    if (!st.opt.perform && !st.opt.reuse) {
         curl_multi_setopt(st.multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
         curl_multi_setopt(st.multi, CURLMOPT_SOCKETDATA, &st);
         curl_multi_setopt(st.multi, CURLMOPT_TIMERFUNCTION, timer_cb);
         curl_multi_setopt(st.multi, CURLMOPT_TIMERDATA, &st);
     }
-    curl_multi_setopt(st.multi, CURLMOPT_MAX_HOST_CONNECTIONS, st.opt.concurrency);
-    curl_multi_setopt(st.multi, CURLMOPT_MAXCONNECTS, st.opt.concurrency);
+    if (!st.opt.reuse) { // the lean loop sets no multi option (reuse_loop.c)
+        curl_multi_setopt(st.multi, CURLMOPT_MAX_HOST_CONNECTIONS, st.opt.concurrency);
+        curl_multi_setopt(st.multi, CURLMOPT_MAXCONNECTS, st.opt.concurrency);
+    }
 
     // Baseline for W7's per-transfer memory: after global and multi setup,
     // before any per-request object (easy handle) exists.
@@ -544,17 +526,19 @@ int main(int argc, char **argv) {
     for (long i = 0; i < slots; i++) {
         transfers[i].easy = curl_easy_init();
         if (!transfers[i].easy) usage_exit("curl_easy_init failed");
-        configure(&st, &transfers[i]);
+        if (st.opt.reuse) configure_reuse(&st, &transfers[i]);
+        else configure(&st, &transfers[i]);
     }
 
     st.start_s = now_seconds();
     long long deadline = now_ms() + (long long)(st.opt.timeout_s * 1000.0);
-    for (long i = 0; i < slots; i++) start_next(&st, &transfers[i]);
-
-    if (st.opt.perform) {
-        run_perform_loop(&st, deadline);
+    if (st.opt.rate > 0) {
+        run_open_loop(&st, transfers, slots, deadline); // starts its own requests
     } else {
-        run_socket_loop(&st, deadline);
+        for (long i = 0; i < slots; i++) start_next(&st, &transfers[i]);
+        if (st.opt.reuse) run_reuse_loop(&st, deadline);
+        else if (st.opt.perform) run_perform_loop(&st, deadline);
+        else run_socket_loop(&st, deadline);
     }
     double elapsed = now_seconds() - st.start_s;
     print_result(&st, elapsed, rss_before, NULL); // flushes stdout

@@ -25,10 +25,23 @@ case (false, .blocking?): api = "dataTask(with:completionHandler:) + DispatchSem
 case (false, .async?): api = "URLSession.data(for:)"
 }
 ProcessLimits.startWatchdog(client: clientName, arguments: arguments, api: api)
+if arguments.arrivalRate > 0 && arguments.classicStyle != .async {
+    // An open loop starts requests on a clock, not from the previous one's
+    // handler or a blocked thread: the classic `data(for:)` is its row.
+    ClientResult.unsupported(
+        client: clientName, arguments: arguments, api: api,
+        reason: "the open loop (W9) is the classic data(for:)'s: see urlsessioncompat-async")
+}
 
 let configuration = URLSessionConfiguration.ephemeral
 configuration.httpMaximumConnectionsPerHost = arguments.concurrency
 configuration.timeoutIntervalForRequest = 60
+// Nothing answers from memory (an ephemeral configuration has a cache and a
+// cookie store of its own): every request goes to nginx, as raw libcurl's.
+configuration.urlCache = nil
+configuration.httpCookieStorage = nil
+configuration.httpShouldSetCookies = false
+configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
 configuration.tlsTrustRootsPEM = arguments.caCertificatePEMOrExit()
 let session = URLSession(configuration: configuration)
 
