@@ -85,8 +85,7 @@ struct WebSocketClient: RawConnectionClient {
         guard let url = request.url, let connectURL = Self.httpURL(for: url) else { return nil }
         var plain = URLRequest(url: connectURL)
         plain.timeoutInterval = request.timeoutInterval
-        state.parser = WebSocketFrameParser(maximumFrameSize: state.maximumMessageSize)
-        state.assembler = WebSocketMessageAssembler(maximumMessageSize: state.maximumMessageSize)
+        state.prepareForConnection()
         return plain
     }
 
@@ -144,39 +143,33 @@ struct WebSocketClient: RawConnectionClient {
         _ bytes: UnsafeRawBufferPointer, _ guarded: inout RawConnectionGuarded<Self>, id: TransferID
     ) -> (RawConnectionReceiveVerdict, Effects) {
         var effects = Effects()
-        guarded.state.bytesReceived += Int64(bytes.count)
+        guarded.state.count(bytes.count)
         switch guarded.machine.phase {
         case .handshaking:
-            guarded.state.handshakeHead.append(contentsOf: bytes)
-            let head = guarded.state.handshakeHead
-            guard let end = head.firstRange(of: Data("\r\n\r\n".utf8)) else {
-                if head.count > WebSocketState.maximumHeadSize {
+            let read = guarded.state.readHandshake(bytes)
+            guard case .complete(let head, let rest) = read else {
+                if case .incomplete(tooLarge: true) = read {
                     effects.fail(&guarded, URLError.make(
                         .badServerResponse, url: url, reason: "The server's handshake answer is too large."),
                         code: nil, client: self)
                 }
                 return (effects.ended ? .stopReading : .keepReading, effects)
             }
-            guarded.state.handshakeHead = Data()
-            switch acceptHandshake(
-                head.subdata(in: head.startIndex..<end.lowerBound), allowingMissingAccept: guarded.state.allowsMissingAccept)
-            {
+            switch acceptHandshake(head, allowingMissingAccept: guarded.state.allowsMissingAccept) {
             case .success(let chosen, let response):
-                guarded.state.negotiatedProtocol = chosen
-                guarded.state.response = response
+                guarded.state.opened(protocol: chosen, response: response)
                 if guarded.machine.handshakeSucceeded() == .resumeOpenWaiters {
                     effects.opened = guarded.openWaiters
                     guarded.openWaiters = []
                 }
                 effects.openedEvent = guarded.observer.map { ($0, chosen) }
-                let rest = head.subdata(in: end.upperBound..<head.endIndex)
-                if !rest.isEmpty { guarded.state.parser.append(rest) }
+                if !rest.isEmpty { guarded.state.appendFrames(rest) }
             case .failure(let error):
                 effects.fail(&guarded, error, code: nil, client: self)
                 return (.stopReading, effects)
             }
         case .open, .closing:
-            guarded.state.parser.append(Data(bytes))
+            guarded.state.appendFrames(Data(bytes))
         case .idle, .connecting, .closed:
             return (.stopReading, effects)
         }
@@ -208,15 +201,10 @@ struct WebSocketClient: RawConnectionClient {
     func ending(_ how: Ending, wasOpen: Bool, _ guarded: inout RawConnectionGuarded<Self>) -> (EndEffects, Event) {
         // The first close code stays, with its reason: after our close, the
         // server's echo does not replace what we sent.
-        if let code = how.code, guarded.state.closeCode == .invalid {
-            guarded.state.closeCode = code
-            guarded.state.closeReason = how.reason
-        }
+        if let code = how.code { guarded.state.recordClose(code: code, reason: how.reason) }
+        let (receivers, pingWaiters) = guarded.state.takeWaitersAtEnd()
         let effects = EndEffects(
-            receivers: guarded.state.receivers, pingWaiters: guarded.state.pingWaiters, error: how.ending.error,
-            closedError: closedError)
-        guarded.state.receivers = []
-        guarded.state.pingWaiters = []
+            receivers: receivers, pingWaiters: pingWaiters, error: how.ending.error, closedError: closedError)
         return (effects, .ended(how.ending, wasOpen: wasOpen))
     }
 
@@ -248,16 +236,13 @@ struct WebSocketClient: RawConnectionClient {
 
     private func readFrames(_ guarded: inout RawConnectionGuarded<Self>, into effects: inout Effects) {
         do {
-            while let frame = try guarded.state.parser.next() {
-                guard let incoming = try guarded.state.assembler.receive(frame) else { continue }
+            while let incoming = try guarded.state.nextIncoming() {
                 switch incoming {
                 case .text(let text): Self.deliver(.string(text), &guarded.state, &effects)
                 case .binary(let data): Self.deliver(.data(data), &guarded.state, &effects)
                 case .ping(let payload): effects.pongsToSend.append(payload)
                 case .pong:
-                    if !guarded.state.pingWaiters.isEmpty {
-                        effects.pongsReceived.append(guarded.state.pingWaiters.removeFirst())
-                    }
+                    if let waiter = guarded.state.pongArrived() { effects.pongsReceived.append(waiter) }
                 case .close(let code, let reason):
                     // Echo the close, code and reason (RFC 6455 §5.5.1; servers
                     // written against libcurl check the reason too), unless
@@ -285,12 +270,7 @@ struct WebSocketClient: RawConnectionClient {
     }
 
     private static func deliver(_ message: WebSocketMessage, _ state: inout WebSocketState, _ effects: inout Effects) {
-        if !state.receivers.isEmpty {
-            effects.delivered.append((state.receivers.removeFirst(), message))
-            return
-        }
-        state.received.append(message)
-        state.receivedBytes += size(of: message)
+        if let receiver = state.deliver(message) { effects.delivered.append((receiver, message)) }
     }
 
     static func size(of message: WebSocketMessage) -> Int {
@@ -353,7 +333,7 @@ extension RawConnection where Client == WebSocketClient {
         set {
             guarded.withLock { guarded in
                 guard guarded.machine.phase == .idle else { return }
-                guarded.state.maximumMessageSize = max(1, newValue)
+                guarded.state.setMaximumMessageSize(newValue)
             }
         }
     }
@@ -369,7 +349,7 @@ extension RawConnection where Client == WebSocketClient {
 
     /// Only before `resume()`.
     func allowMissingAcceptField() {
-        guarded.withLock { $0.state.allowsMissingAccept = true }
+        guarded.withLock { $0.state.allowMissingAccept() }
     }
 
     /// With a tracer or a metrics factory in use, the connection is one
@@ -428,7 +408,7 @@ extension RawConnection where Client == WebSocketClient {
             let frame = WebSocketFrameEncoder.encode(WebSocketFrame(opcode: .ping))
             let sent = guarded.withLock { guarded -> Bool in
                 guard let (id, _) = guarded.machine.queue(frame.count) else { return false }
-                guarded.state.pingWaiters.append(continuation)
+                guarded.state.waitForPong(continuation)
                 engine.sendOnStream(id, frame)
                 return true
             }
@@ -452,14 +432,12 @@ extension RawConnection where Client == WebSocketClient {
     ) -> Result<WebSocketMessage?, any Error>? {
         var resume: TransferID?
         let ready = guarded.withLock { guarded -> Result<WebSocketMessage?, any Error>? in
-            if !guarded.state.received.isEmpty {
-                let message = guarded.state.received.removeFirst()
-                guarded.state.receivedBytes -= WebSocketClient.size(of: message)
+            if let message = guarded.state.takeMessage() {
                 resume = guarded.machine.drained(buffered: guarded.state.receivedBytes)
                 return .success(message)
             }
             if guarded.machine.isClosed { return guarded.failure.map { .failure($0) } ?? .success(nil) }
-            if let continuation { guarded.state.receivers.append(continuation) }
+            if let continuation { guarded.state.waitForMessage(continuation) }
             return nil
         }
         if let resume { engine.resumeReadingStream(resume) }
@@ -472,8 +450,7 @@ extension RawConnection where Client == WebSocketClient {
         let action = guarded.withLock { guarded -> (RawConnectionMachine<TransferID>.CloseAction, Data?) in
             let action = guarded.machine.close()
             guard case .tellPeer = action else { return (action, nil) }
-            guarded.state.closeCode = code
-            guarded.state.closeReason = reason
+            guarded.state.recordClose(code: code, reason: reason)
             let frame = WebSocketFrameEncoder.encode(WebSocketFrame(
                 opcode: .close,
                 payload: WebSocketFrameEncoder.closePayload(code: UInt16(clamping: code.rawValue), reason: reason ?? Data())))
