@@ -142,13 +142,9 @@ public enum HAR {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             method = try container.decode(String.self, forKey: .method)
             url = try container.decode(String.self, forKey: .url)
-            httpVersion = try container.decodeIfPresent(String.self, forKey: .httpVersion) ?? ""
-            cookies = try container.decodeIfPresent([NameValue].self, forKey: .cookies) ?? []
-            headers = try container.decodeIfPresent([NameValue].self, forKey: .headers) ?? []
             queryString = try container.decodeIfPresent([NameValue].self, forKey: .queryString) ?? []
             postData = try container.decodeIfPresent(PostData.self, forKey: .postData)
-            headersSize = try container.decodeIfPresent(Int.self, forKey: .headersSize) ?? -1
-            bodySize = try container.decodeIfPresent(Int.self, forKey: .bodySize) ?? -1
+            (httpVersion, cookies, headers, headersSize, bodySize) = try MessageFields(from: decoder).values
         }
     }
 
@@ -207,13 +203,10 @@ public enum HAR {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             status = try container.decode(Int.self, forKey: .status)
             statusText = try container.decodeIfPresent(String.self, forKey: .statusText) ?? ""
-            httpVersion = try container.decodeIfPresent(String.self, forKey: .httpVersion) ?? ""
-            cookies = try container.decodeIfPresent([NameValue].self, forKey: .cookies) ?? []
-            headers = try container.decodeIfPresent([NameValue].self, forKey: .headers) ?? []
             content = try container.decodeIfPresent(Content.self, forKey: .content) ?? Content(size: 0, mimeType: "")
             redirectURL = try container.decodeIfPresent(String.self, forKey: .redirectURL) ?? ""
-            headersSize = try container.decodeIfPresent(Int.self, forKey: .headersSize) ?? -1
-            bodySize = try container.decodeIfPresent(Int.self, forKey: .bodySize) ?? -1
+            // As a request's: a browser may leave them out too.
+            (httpVersion, cookies, headers, headersSize, bodySize) = try MessageFields(from: decoder).values
         }
     }
 

@@ -12,25 +12,25 @@ import Foundation
 /// conformance unavailable): it has no state of its own besides `let`s; the
 /// pair's state is in `BoundStreamBuffer` (under its lock) and the delegate
 /// and schedules are in `BoundStreamEventChannel` (under its Mutex).
-final class BoundInputStream: InputStream {
+final class BoundInputStream: InputStream, BoundStreamEnd {
     let buffer: BoundStreamBuffer
-    private var events: BoundStreamEventChannel { buffer.inputEvents }
+    var side: BoundStreamBuffer.Side { .input }
 
     init(buffer: BoundStreamBuffer) {
         self.buffer = buffer
         super.init(data: Data())
-        buffer.inputEvents.attach(self)
+        events.attach(self)
     }
 
     /// Freeing the input closes it, as releasing a CFReadStream does: the
     /// writer's next write fails instead of blocking forever.
     deinit {
-        buffer.closeInput()
+        buffer.close(.input)
     }
 
-    override func open() { buffer.openInput() }
+    override func open() { buffer.open(.input) }
 
-    override func close() { buffer.closeInput() }
+    override func close() { buffer.close(.input) }
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength len: Int) -> Int {
         self.buffer.read(into: buffer, maxLength: len)
@@ -45,9 +45,9 @@ final class BoundInputStream: InputStream {
 
     override var hasBytesAvailable: Bool { buffer.hasBytesAvailable }
 
-    override var streamStatus: Stream.Status { buffer.inputStatus }
+    override var streamStatus: Stream.Status { buffer.status(.input) }
 
-    override var streamError: (any Error)? { buffer.inputError }
+    override var streamError: (any Error)? { buffer.error(.input) }
 
     /// A bound pair has no properties (Apple's has none a program can use).
     override func property(forKey key: Stream.PropertyKey) -> AnyObject? { nil }
@@ -69,10 +69,6 @@ final class BoundInputStream: InputStream {
     override var delegate: (any StreamDelegate)? {
         get { events.delegate }
         set { events.delegate = newValue }
-    }
-
-    func setDispatchQueue(_ queue: DispatchQueue?) {
-        events.setDispatchQueue(queue)
     }
 }
 #endif

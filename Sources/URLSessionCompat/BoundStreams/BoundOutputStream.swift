@@ -10,14 +10,14 @@ import Foundation
 /// Thread-safe as `BoundInputStream` is: no state of its own besides `let`s;
 /// the pair's state is behind `BoundStreamBuffer`'s lock and the delegate
 /// and schedules behind `BoundStreamEventChannel`'s.
-final class BoundOutputStream: OutputStream {
+final class BoundOutputStream: OutputStream, BoundStreamEnd {
     let buffer: BoundStreamBuffer
-    private var events: BoundStreamEventChannel { buffer.outputEvents }
+    var side: BoundStreamBuffer.Side { .output }
 
     init(buffer: BoundStreamBuffer) {
         self.buffer = buffer
         super.init(toMemory: ())
-        buffer.outputEvents.attach(self)
+        events.attach(self)
     }
 
     /// Required by `OutputStream` (its `toMemory()` calls it on the dynamic
@@ -27,21 +27,21 @@ final class BoundOutputStream: OutputStream {
     /// was closed.
     required init(toMemory: ()) {
         let buffer = BoundStreamBuffer(capacity: 1)
-        buffer.closeInput()
+        buffer.close(.input)
         self.buffer = buffer
         super.init(toMemory: ())
-        buffer.outputEvents.attach(self)
+        events.attach(self)
     }
 
     /// Freeing the output closes it, as releasing a CFWriteStream does: the
     /// reader sees the end instead of blocking forever.
     deinit {
-        buffer.closeOutput()
+        buffer.close(.output)
     }
 
-    override func open() { buffer.openOutput() }
+    override func open() { buffer.open(.output) }
 
-    override func close() { buffer.closeOutput() }
+    override func close() { buffer.close(.output) }
 
     override func write(_ buffer: UnsafePointer<UInt8>, maxLength len: Int) -> Int {
         self.buffer.write(from: buffer, maxLength: len)
@@ -49,9 +49,9 @@ final class BoundOutputStream: OutputStream {
 
     override var hasSpaceAvailable: Bool { buffer.hasSpaceAvailable }
 
-    override var streamStatus: Stream.Status { buffer.outputStatus }
+    override var streamStatus: Stream.Status { buffer.status(.output) }
 
-    override var streamError: (any Error)? { buffer.outputError }
+    override var streamError: (any Error)? { buffer.error(.output) }
 
     /// A bound pair has no properties (not even `dataWrittenToMemoryStreamKey`:
     /// the bytes go to the reader, not to memory).
@@ -71,10 +71,6 @@ final class BoundOutputStream: OutputStream {
     override var delegate: (any StreamDelegate)? {
         get { events.delegate }
         set { events.delegate = newValue }
-    }
-
-    func setDispatchQueue(_ queue: DispatchQueue?) {
-        events.setDispatchQueue(queue)
     }
 }
 #endif

@@ -48,6 +48,13 @@ import Foundation
 /// `condition` locked (all through `locked(_:)`); the event channels are
 /// Sendable themselves.
 final class BoundStreamBuffer: @unchecked Sendable {
+    /// Which end of the pair: the reader or the writer. The two ends keep
+    /// the same kind of state, so each rule both follow (opening, closing,
+    /// a read or write waiting for its turn) is written once, for a side.
+    enum Side {
+        case input, output
+    }
+
     enum Phase {
         case notOpen, open, closed
         /// The output only: the input closed first. As at a fixed-length
@@ -61,21 +68,32 @@ final class BoundStreamBuffer: @unchecked Sendable {
     private struct End {
         var phase = Phase.notOpen
         var error: NSError?
+        /// Reads (on the input) or writes (on the output) blocked in `transfer`.
+        var waiting = 0
+        /// `.hasBytesAvailable` (input) or `.hasSpaceAvailable` (output) was
+        /// sent and no read or write has followed it yet.
+        var eventOutstanding = false
     }
 
-    let inputEvents = BoundStreamEventChannel()
-    let outputEvents = BoundStreamEventChannel()
+    /// What one try of a read or write found (see `transfer`).
+    private enum Attempt {
+        /// Bytes went through the ring: the count to return.
+        case moved(Int)
+        /// The answer without moving bytes (the reader at the end).
+        case finished(Int)
+        /// Nothing to move yet: wait for the other end.
+        case blocked
+    }
+
+    private let inputEvents = BoundStreamEventChannel()
+    private let outputEvents = BoundStreamEventChannel()
     private let condition = NSCondition()
     private var ring: BoundStreamRing
     private var input = End()
     private var output = End()
-    private var bytesEventOutstanding = false
-    private var spaceEventOutstanding = false
     private var endEventSent = false
     /// A read returned 0: the reader has seen the end.
     private var endRead = false
-    private var waitingReaders = 0
-    private var waitingWriters = 0
 
     /// - Parameter capacity: the most bytes held between writer and reader; at least 1.
     init(capacity: Int) {
@@ -84,79 +102,138 @@ final class BoundStreamBuffer: @unchecked Sendable {
 
     var capacity: Int { ring.capacity }
 
-    // MARK: Input
-
-    func openInput() {
-        locked { launches in
-            guard input.phase == .notOpen else { return }
-            input.phase = .open
-            input.error = nil
-            post(.openCompleted, to: inputEvents, &launches)
-            announceToReader(&launches)
+    /// The delegate events of `side`.
+    func events(_ side: Side) -> BoundStreamEventChannel {
+        switch side {
+        case .input: inputEvents
+        case .output: outputEvents
         }
     }
 
-    func closeInput() {
+    /// Only with the lock held.
+    private subscript(side: Side) -> End {
+        get {
+            switch side {
+            case .input: input
+            case .output: output
+            }
+        }
+        set {
+            switch side {
+            case .input: input = newValue
+            case .output: output = newValue
+            }
+        }
+    }
+
+    // MARK: Either end
+
+    /// Opens `side` (once; a second open does nothing). The output of a pair
+    /// whose input already closed opens at its end.
+    func open(_ side: Side) {
         locked { launches in
-            guard input.phase != .closed else { return }
-            input.phase = .closed
-            inputEvents.close()
-            // Nobody can read them any more.
-            ring.removeAll()
-            condition.broadcast()
-            if output.phase == .open {
+            guard self[side].phase == .notOpen else { return }
+            self[side].error = nil
+            post(.openCompleted, to: side, &launches)
+            if side == .output, input.phase == .closed {
                 output.phase = .ended
-                post(.endEncountered, to: outputEvents, &launches)
+                post(.endEncountered, to: .output, &launches)
+            } else {
+                self[side].phase = .open
+                announce(to: side, &launches)
             }
         }
     }
 
-    func read(into destination: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
+    /// Closes `side`: its events stop, and whatever waits on either end wakes.
+    /// Closing the input drops the bytes nobody can read now and ends an open
+    /// output; closing the output lets the reader see the end.
+    func close(_ side: Side) {
         locked { launches in
-            guard maxLength >= 0 else {
-                input.error = BoundStreamError.invalidLength()
-                return -1
-            }
-            var waited = false
-            while true {
-                guard input.phase == .open else {
-                    input.error = waited ? BoundStreamError.closedWhileWaiting() : BoundStreamError.notOpen()
-                    return -1
+            guard self[side].phase != .closed else { return }
+            self[side].phase = .closed
+            events(side).close()
+            condition.broadcast()
+            switch side {
+            case .input:
+                ring.removeAll()
+                if output.phase == .open {
+                    output.phase = .ended
+                    post(.endEncountered, to: .output, &launches)
                 }
-                if maxLength == 0 { return 0 }
-                if ring.count > 0 {
-                    let count = ring.remove(into: destination, length: maxLength)
-                    condition.broadcast()
-                    bytesEventOutstanding = false
-                    announceToReader(&launches)
-                    announceToWriter(&launches)
-                    return count
-                }
-                if output.phase == .closed {
-                    endRead = true
-                    announceToReader(&launches)
-                    return 0
-                }
-                waitingReaders += 1
-                condition.wait()
-                waitingReaders -= 1
-                waited = true
+            case .output:
+                announce(to: .input, &launches)
             }
         }
     }
 
-    var inputStatus: Stream.Status {
+    func status(_ side: Side) -> Stream.Status {
         locked { _ in
-            switch input.phase {
+            switch self[side].phase {
             case .notOpen: .notOpen
-            case .open: output.phase == .closed && ring.count == 0 ? .atEnd : .open
+            case .open: side == .input && output.phase == .closed && ring.count == 0 ? .atEnd : .open
             case .closed: .closed
             case .ended: .atEnd
             }
         }
     }
 
-    var inputError: NSError? { locked { _ in input.error } }
+    func error(_ side: Side) -> NSError? { locked { _ in self[side].error } }
+
+    /// What a read and a write share: check the length and the end's phase,
+    /// `attempt` the move, and wait for the other end while it is blocked.
+    /// After bytes moved, both ends hear what changed, this one first.
+    private func transfer(
+        _ side: Side, maxLength: Int,
+        _ attempt: (inout [BoundStreamEventLaunch]) -> Attempt
+    ) -> Int {
+        locked { launches in
+            guard maxLength >= 0 else {
+                self[side].error = BoundStreamError.invalidLength()
+                return -1
+            }
+            var waited = false
+            while true {
+                switch self[side].phase {
+                case .ended:
+                    return 0  // The reader is gone: the end, as at a fixed-length stream's.
+                case .notOpen, .closed:
+                    self[side].error = waited ? BoundStreamError.closedWhileWaiting() : BoundStreamError.notOpen()
+                    return -1
+                case .open:
+                    break
+                }
+                if maxLength == 0 { return 0 }
+                switch attempt(&launches) {
+                case .moved(let count):
+                    condition.broadcast()
+                    self[side].eventOutstanding = false
+                    announce(to: side, &launches)
+                    announce(to: side == .input ? .output : .input, &launches)
+                    return count
+                case .finished(let result):
+                    return result
+                case .blocked:
+                    self[side].waiting += 1
+                    condition.wait()
+                    self[side].waiting -= 1
+                    waited = true
+                }
+            }
+        }
+    }
+
+    // MARK: Input
+
+    func read(into destination: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
+        transfer(.input, maxLength: maxLength) { launches in
+            if ring.count > 0 { return .moved(ring.remove(into: destination, length: maxLength)) }
+            guard output.phase == .closed else { return .blocked }
+            endRead = true
+            announce(to: .input, &launches)
+            return .finished(0)
+        }
+    }
 
     /// Bytes are waiting and the input is open, or the writer has closed
     /// and no read has returned the end yet: as Apple documents it, true
@@ -168,77 +245,11 @@ final class BoundStreamBuffer: @unchecked Sendable {
 
     // MARK: Output
 
-    func openOutput() {
-        locked { launches in
-            guard output.phase == .notOpen else { return }
-            output.error = nil
-            post(.openCompleted, to: outputEvents, &launches)
-            if input.phase == .closed {
-                output.phase = .ended
-                post(.endEncountered, to: outputEvents, &launches)
-            } else {
-                output.phase = .open
-                announceToWriter(&launches)
-            }
-        }
-    }
-
-    func closeOutput() {
-        locked { launches in
-            guard output.phase != .closed else { return }
-            output.phase = .closed
-            outputEvents.close()
-            condition.broadcast()
-            announceToReader(&launches)
-        }
-    }
-
     func write(from source: UnsafePointer<UInt8>, maxLength: Int) -> Int {
-        locked { launches in
-            guard maxLength >= 0 else {
-                output.error = BoundStreamError.invalidLength()
-                return -1
-            }
-            var waited = false
-            while true {
-                switch output.phase {
-                case .ended:
-                    return 0  // The reader is gone: the end, as at a fixed-length stream's.
-                case .notOpen, .closed:
-                    output.error = waited ? BoundStreamError.closedWhileWaiting() : BoundStreamError.notOpen()
-                    return -1
-                case .open:
-                    break
-                }
-                if maxLength == 0 { return 0 }
-                if ring.freeSpace > 0 {
-                    let count = ring.append(from: source, length: maxLength)
-                    condition.broadcast()
-                    spaceEventOutstanding = false
-                    announceToWriter(&launches)
-                    announceToReader(&launches)
-                    return count
-                }
-                waitingWriters += 1
-                condition.wait()
-                waitingWriters -= 1
-                waited = true
-            }
+        transfer(.output, maxLength: maxLength) { _ in
+            ring.freeSpace > 0 ? .moved(ring.append(from: source, length: maxLength)) : .blocked
         }
     }
-
-    var outputStatus: Stream.Status {
-        locked { _ in
-            switch output.phase {
-            case .notOpen: .notOpen
-            case .open: .open
-            case .closed: .closed
-            case .ended: .atEnd
-            }
-        }
-    }
-
-    var outputError: NSError? { locked { _ in output.error } }
 
     var hasSpaceAvailable: Bool { locked { _ in output.phase == .open && ring.freeSpace > 0 } }
 
@@ -246,44 +257,49 @@ final class BoundStreamBuffer: @unchecked Sendable {
 
     /// What the tests check: bytes held, and who is blocked.
     var snapshot: (count: Int, capacity: Int, waitingReaders: Int, waitingWriters: Int) {
-        locked { _ in (ring.count, ring.capacity, waitingReaders, waitingWriters) }
+        locked { _ in (ring.count, ring.capacity, input.waiting, output.waiting) }
     }
 
     // MARK: Events
+
+    private func announce(to side: Side, _ launches: inout [BoundStreamEventLaunch]) {
+        switch side {
+        case .input: announceToReader(&launches)
+        case .output: announceToWriter(&launches)
+        }
+    }
 
     /// Tells the reader what changed, once per change (see the type's notes).
     private func announceToReader(_ launches: inout [BoundStreamEventLaunch]) {
         guard input.phase == .open else { return }
         if ring.count > 0 {
-            guard !bytesEventOutstanding else { return }
-            bytesEventOutstanding = true
-            post(.hasBytesAvailable, to: inputEvents, &launches)
+            guard !input.eventOutstanding else { return }
+            input.eventOutstanding = true
+            post(.hasBytesAvailable, to: .input, &launches)
         } else if output.phase == .closed, !endEventSent {
             // A read would not block (it returns the end): say so, as for
             // bytes, for a reader that reads only on `.hasBytesAvailable`;
             // then the end itself.
             endEventSent = true
-            if !endRead, !bytesEventOutstanding {
-                bytesEventOutstanding = true
-                post(.hasBytesAvailable, to: inputEvents, &launches)
+            if !endRead, !input.eventOutstanding {
+                input.eventOutstanding = true
+                post(.hasBytesAvailable, to: .input, &launches)
             }
-            post(.endEncountered, to: inputEvents, &launches)
+            post(.endEncountered, to: .input, &launches)
         }
     }
 
     /// Tells the writer there is space, once per change.
     private func announceToWriter(_ launches: inout [BoundStreamEventLaunch]) {
-        guard output.phase == .open, ring.freeSpace > 0, !spaceEventOutstanding else { return }
-        spaceEventOutstanding = true
-        post(.hasSpaceAvailable, to: outputEvents, &launches)
+        guard output.phase == .open, ring.freeSpace > 0, !output.eventOutstanding else { return }
+        output.eventOutstanding = true
+        post(.hasSpaceAvailable, to: .output, &launches)
     }
 
     /// Queues the event now, under the lock, so events keep the order of
     /// the changes; its delivery starts after the lock is released.
-    private func post(
-        _ event: Stream.Event, to channel: BoundStreamEventChannel, _ launches: inout [BoundStreamEventLaunch]
-    ) {
-        if let launch = channel.enqueue(event) { launches.append(launch) }
+    private func post(_ event: Stream.Event, to side: Side, _ launches: inout [BoundStreamEventLaunch]) {
+        if let launch = events(side).enqueue(event) { launches.append(launch) }
     }
 
     /// Runs `body` with the lock held, then starts the deliveries it queued.

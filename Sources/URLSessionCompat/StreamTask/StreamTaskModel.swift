@@ -3,40 +3,37 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
-/// What a classic stream task's properties read: the core's `StreamTask`
-/// keeps no task state of URLSessionTask's kind, so it is kept here.
-final class StreamTaskModel: ConnectionTaskModel {
-    let stream: StreamTask
-    let progress = Progress(totalUnitCount: -1)
-    let lifecycle = ConnectionTaskLifecycleRecord()
+/// What a classic stream task's properties read (see `ConnectionTaskModel`).
+typealias StreamTaskModel = ConnectionTaskModel<StreamTask>
 
-    private struct Guarded {
-        var error: URLError?
-        var bytesSent: Int64 = 0
-        var bytesReceived: Int64 = 0
-    }
+/// What a classic stream task records itself: the core's `StreamTask`
+/// counts no bytes and keeps no error of URLSessionTask's kind.
+struct StreamTaskRecord: Sendable {
+    var error: URLError?
+    var bytesSent: Int64 = 0
+    var bytesReceived: Int64 = 0
+}
 
-    private let guarded = Mutex(Guarded())
+extension StreamTask: ClassicConnection {
+    static var emptyClassicRecord: StreamTaskRecord { StreamTaskRecord() }
 
-    init(stream: StreamTask) {
-        self.stream = stream
-    }
+    /// A stream task sends no request and gets no response.
+    var classicRequest: URLRequest? { nil }
+    var classicResponse: URLResponse? { nil }
+    var isClosingOnItsOwn: Bool { false }
 
-    var originalRequest: URLRequest? { nil }
-    var currentRequest: URLRequest? { nil }
-    var response: URLResponse? { nil }
-    var error: (any Error)? { guarded.withLock { $0.error } }
-    var countOfBytesReceived: Int64 { guarded.withLock { $0.bytesReceived } }
-    var countOfBytesSent: Int64 { guarded.withLock { $0.bytesSent } }
-    var classicState: URLSessionTask.State { lifecycle.read { $0.classicState() } }
+    /// The error the task ended with, as recorded (set when it ends).
+    func classicError(ended: Bool, _ record: StreamTaskRecord) -> (any Error)? { record.error }
+    func classicBytesReceived(_ record: StreamTaskRecord) -> Int64 { record.bytesReceived }
+    func classicBytesSent(_ record: StreamTaskRecord) -> Int64 { record.bytesSent }
+}
 
-    func noteRead(_ count: Int) { guarded.withLock { $0.bytesReceived += Int64(count) } }
-    func noteWritten(_ count: Int) { guarded.withLock { $0.bytesSent += Int64(count) } }
+extension ConnectionTaskModel<StreamTask> {
+    func noteRead(_ count: Int) { record { $0.bytesReceived += Int64(count) } }
+    func noteWritten(_ count: Int) { record { $0.bytesSent += Int64(count) } }
 
     func markEnded(_ error: URLError?) {
-        guarded.withLock { $0.error = error }
-        lifecycle.change { $0.ended = true }
+        markEnded { $0.error = error }
     }
 }

@@ -21,10 +21,10 @@ import FoundationNetworking
 // @unchecked: adds only an immutable reference to a Sendable object.
 open class URLSessionStreamTask: URLSessionTask, @unchecked Sendable {
     private let streamModel: StreamTaskModel
-    private var stream: StreamTask { streamModel.stream }
+    private var stream: StreamTask { streamModel.connection }
 
     init(stream: StreamTask, identifier: Int, session: URLSession) {
-        let model = StreamTaskModel(stream: stream)
+        let model = StreamTaskModel(stream)
         streamModel = model
         super.init(model: model, identifier: identifier, session: session)
         stream.observeLifecycle { [weak self] event in self?.handle(event) }

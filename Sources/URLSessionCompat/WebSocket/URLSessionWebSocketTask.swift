@@ -94,10 +94,10 @@ open class URLSessionWebSocketTask: URLSessionTask, @unchecked Sendable {
     public static var supportsWebSockets: Bool { true }
 
     private let socketModel: WebSocketTaskModel
-    private var socket: WebSocketTask { socketModel.socket }
+    private var socket: WebSocketTask { socketModel.connection }
 
     init(socket: WebSocketTask, identifier: Int, session: URLSession) {
-        let model = WebSocketTaskModel(socket: socket)
+        let model = WebSocketTaskModel(socket)
         socketModel = model
         super.init(model: model, identifier: identifier, session: session)
         // Before resume (and before a cancel of a task never resumed, which

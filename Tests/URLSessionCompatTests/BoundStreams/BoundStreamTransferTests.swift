@@ -259,6 +259,26 @@ import Testing
         #expect(pair.input.read(&out, maxLength: 1) == -1)
     }
 
+    /// A read and a write go through one loop: its checks hold on both ends.
+    @Test func lengthChecks_areTheSameOnBothEnds() throws {
+        let pair = try BoundPair(bufferSize: 4)
+        var byte: UInt8 = 7
+        pair.output.open()
+        pair.input.open()
+        #expect(pair.input.read(&byte, maxLength: -1) == -1)
+        #expect((pair.input.streamError as? NSError)?.code == Int(EINVAL))
+        #expect(pair.output.write(&byte, maxLength: -1) == -1)
+        #expect((pair.output.streamError as? NSError)?.code == Int(EINVAL))
+        // 0 asks for nothing: no block (nothing to read, yet 0 at once), no end.
+        #expect(pair.input.read(&byte, maxLength: 0) == 0)
+        #expect(pair.output.write(&byte, maxLength: 0) == 0)
+        #expect(pair.input.streamStatus == .open)
+        #expect(pair.output.write(&byte, maxLength: 1) == 1)
+        var out: UInt8 = 0
+        #expect(pair.input.read(&out, maxLength: 1) == 1)
+        #expect(out == 7)
+    }
+
     @Test func theRequiredMemoryInitializerMakesAnOutputWithNoReader() throws {
         let pair = try BoundPair(bufferSize: 8)
         let other = type(of: pair.output).toMemory()
