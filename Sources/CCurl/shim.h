@@ -80,6 +80,14 @@ static inline CURLcode ccurl_easy_setopt_read_function(CURL *easy, ccurl_data_ca
 static inline CURLcode ccurl_easy_setopt_seek_function(CURL *easy, ccurl_seek_callback callback) {
     return curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, callback);
 }
+/// Called as the transfer moves bytes (CURLOPT_XFERINFOFUNCTION; it runs
+/// only with CURLOPT_NOPROGRESS 0): the upload progress of a body libcurl
+/// sends from memory (CURLOPT_POSTFIELDS), where no read callback counts it.
+/// Return 0 to go on.
+typedef int (*ccurl_xferinfo_callback)(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
+static inline CURLcode ccurl_easy_setopt_xferinfo_function(CURL *easy, ccurl_xferinfo_callback callback) {
+    return curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, callback);
+}
 /// Asked once a chunked upload's body has ended: the trailer fields to send
 /// (CURLOPT_TRAILERFUNCTION; libcurl frees the list).
 typedef int (*ccurl_trailer_callback)(struct curl_slist **list, void *userdata);

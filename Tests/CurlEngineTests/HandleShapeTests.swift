@@ -44,6 +44,16 @@ import Testing
         }
     }
 
+    /// A body from memory (POSTFIELDS, no read callback) and one through
+    /// the read callback never share a handle's options.
+    @Test func bodyFromMemory_andBodyFromAFile_doNotShareAShape() throws {
+        let memory = try #require(HandleShape(request(method: "POST", body: .data(Data([1, 2, 3])))))
+        #expect(memory.matches(request(method: "POST", body: .data(Data(count: 5_000)))))
+        #expect(!memory.matches(request(method: "POST", body: .file(URL(fileURLWithPath: "/dev/null")))))
+        let file = try #require(HandleShape(request(method: "POST", body: .file(URL(fileURLWithPath: "/dev/null")))))
+        #expect(!file.matches(request(method: "POST", body: .data(Data([1])))))
+    }
+
     @Test func requestWithCredentials_hasNoShape_andMatchesNone() throws {
         let credentials = TransferRequest.Authentication(user: "u", password: "p", scheme: .digest)
         #expect(HandleShape(request(authentication: credentials)) == nil)

@@ -26,6 +26,30 @@ import URLSessionCompat
         }
     }
 
+    /// A data task's `httpBody`, small enough to go out with the request
+    /// head (sent from memory, no read callback): still reported, up to
+    /// its total, before the response.
+    @Test func dataTaskWithSmallHTTPBody_reportsSentBytesUpToTheTotal() async throws {
+        try await withServer { server in
+            let delegate = RecordingDelegate()
+            let session = makeSession(delegate)
+            let body = LoopbackServer.patternBody(count: 5_000)
+            var request = URLRequest(url: server.url("/echo-body"))
+            request.httpMethod = "POST"
+            request.httpBody = body
+            let task = session.dataTask(with: request)
+            task.resume()
+            await delegate.completed.wait()
+            let sent = delegate.sent
+            #expect(sent.last?.1 == 5_000)
+            #expect(sent.allSatisfy { $0.2 == 5_000 })
+            #expect(sent.map(\.0).reduce(0, +) == 5_000)
+            #expect(delegate.body(task) == body)
+            #expect(folded(delegate.calls(task)).first == "send")
+            session.invalidateAndCancel()
+        }
+    }
+
     @Test func streamedUpload_asksTheDelegateForItsStream() async throws {
         try await withServer { server in
             let body = LoopbackServer.patternBody(count: 200_000)

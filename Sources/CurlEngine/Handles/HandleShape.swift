@@ -1,7 +1,7 @@
 import Foundation
 
 /// The options a transfer sets on its easy handle that are the same for every
-/// transfer of that kind: method, body or not, encodings, timeouts, trust,
+/// transfer of that kind: method, how the body is sent, encodings, timeouts, trust,
 /// TLS versions, public-key pins, client certificates.
 ///
 /// Why: `curl_easy_reset` and a full set of options per request cost about a
@@ -22,7 +22,7 @@ import Foundation
 /// retaining its strings (about 15 retains per request).
 final class HandleShape {
     let method: String
-    let hasBody: Bool
+    let body: BodyKind
     let usesTLS: Bool
     let acceptEncoding: String?
     let userAgent: String?
@@ -43,7 +43,7 @@ final class HandleShape {
     init?(_ request: TransferRequest) {
         guard Self.isReusable(request) else { return nil }
         method = request.method
-        hasBody = Self.hasBody(request)
+        body = BodyKind(request.body)
         usesTLS = Self.usesTLS(request)
         acceptEncoding = request.acceptEncoding
         userAgent = request.userAgent
@@ -60,7 +60,7 @@ final class HandleShape {
 
     /// Whether a handle of this shape holds every shape option `request` needs.
     func matches(_ request: TransferRequest) -> Bool {
-        Self.isReusable(request) && method == request.method && hasBody == Self.hasBody(request)
+        Self.isReusable(request) && method == request.method && body == BodyKind(request.body)
             && usesTLS == Self.usesTLS(request) && acceptEncoding == request.acceptEncoding
             && userAgent == request.userAgent && idleTimeout == request.idleTimeout
             && connectTimeout == request.connectTimeout
@@ -86,9 +86,21 @@ final class HandleShape {
         return false
     }
 
-    private static func hasBody(_ request: TransferRequest) -> Bool {
-        if case .none = request.body { return false }
-        return true
+    /// How the handle's options send a body: none; from memory
+    /// (CURLOPT_POSTFIELDS, a progress callback, no read callback); or
+    /// through the read and seek callbacks (files and streams). A handle
+    /// set up for one never serves another: POSTFIELDS, once cleared,
+    /// would leave a handle with no read callback to read from.
+    enum BodyKind: UInt8 {
+        case none, memory, readCallback
+
+        init(_ body: TransferRequest.Body) {
+            switch body {
+            case .none: self = .none
+            case .data: self = .memory
+            case .file, .stream: self = .readCallback
+            }
+        }
     }
 
     private static func usesTLS(_ request: TransferRequest) -> Bool {

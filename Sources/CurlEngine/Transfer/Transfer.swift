@@ -45,6 +45,9 @@ final class Transfer {
     @exclusivity(unchecked) var uploadLength: Int64 = 0
     /// An open file for `.file` bodies; closed when the transfer ends.
     @exclusivity(unchecked) var uploadFile: Int32 = -1
+    /// A `.data` body, where libcurl reads it (CURLOPT_POSTFIELDS); released
+    /// when the transfer ends, after the handle stops pointing at it.
+    @exclusivity(unchecked) var memoryBody: MemoryBody?
 
     /// `suspend()` from the user: both directions paused.
     @exclusivity(unchecked) var suspended = false
@@ -136,6 +139,14 @@ final class Transfer {
             close(uploadFile)
             uploadFile = -1
         }
+        if let memoryBody {
+            // libcurl is done with the handle (removed from its multi, or
+            // never added); an idle or recycled handle must not keep
+            // pointing at bytes about to be freed or released.
+            easy.set(CURLOPT_POSTFIELDS, pointer: nil)
+            memoryBody.release()
+            self.memoryBody = nil
+        }
         if case .stream(let stream, _) = request.body { stream.cancel() }
     }
 
@@ -178,7 +189,11 @@ final class Transfer {
         check(handle.set(CURLOPT_WRITEDATA, pointer: me))
         check(handle.set(CURLOPT_HEADERDATA, pointer: me))
         check(applyReceiveBufferSize())
-        if !isBodiless {
+        if let memoryBody {
+            check(handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadLength))
+            check(handle.set(CURLOPT_POSTFIELDS, pointer: memoryBody.pointer))
+            check(handle.set(CURLOPT_XFERINFODATA, pointer: me))
+        } else if !isBodiless {
             check(handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadLength))
             check(handle.set(CURLOPT_READDATA, pointer: me))
             check(handle.set(CURLOPT_SEEKDATA, pointer: me))
@@ -353,9 +368,27 @@ final class Transfer {
             } else {
                 check(handle.set(CURLOPT_CUSTOMREQUEST, method))
             }
-        case .data, .file, .stream:
-            // One path for every method with a body: POST mechanics with the
-            // method name replaced, and a read callback that can rewind.
+        case .data:
+            // A body in memory: POST mechanics with the method name replaced,
+            // libcurl reading the bytes where they are (`MemoryBody`). It
+            // resends them itself (auth rounds, a reused connection that
+            // closed): nothing to rewind. The progress callback reports what
+            // it sent, since no read callback sees the bytes.
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            check(handle.set(CURLOPT_POST, 1))
+            check(handle.set(CURLOPT_POSTFIELDSIZE_LARGE, offset: uploadLength))
+            check(handle.set(CURLOPT_POSTFIELDS, pointer: memoryBody?.pointer))
+            check(ccurl_easy_setopt_xferinfo_function(handle.raw, transferProgressCallback))
+            check(handle.set(CURLOPT_XFERINFODATA, pointer: me))
+            check(handle.set(CURLOPT_NOPROGRESS, 0))
+            // libcurl copies a body of 64 KiB or more into this buffer as it
+            // sends it (lib/http.c readmoredata), so its size matters here too.
+            check(handle.set(CURLOPT_UPLOAD_BUFFERSIZE, Self.uploadBufferSize))
+            // With POSTFIELDS libcurl sends POST unless told another name.
+            if method != "POST" { check(handle.set(CURLOPT_CUSTOMREQUEST, method)) }
+        case .file, .stream:
+            // POST mechanics with the method name replaced, and a read
+            // callback that can rewind.
             let me = Unmanaged.passUnretained(self).toOpaque()
             check(handle.set(CURLOPT_POST, 1))
             // -1 makes libcurl send a body of unknown length chunked.
@@ -395,6 +428,7 @@ final class Transfer {
             uploadLength = 0
         case .data(let data):
             uploadLength = Int64(data.count)
+            memoryBody = MemoryBody(data)
         case .stream(let stream, let length):
             if stream.sendsTrailers, length != nil {
                 return URLError.make(
@@ -469,6 +503,12 @@ final class Transfer {
                 chunkDecoder = ChunkedBodyDecoder()
                 changedOptionsMidTransfer = true
             }
+        }
+        if memoryBody != nil, let sent = easy.info(offset: CURLINFO_SIZE_UPLOAD_T) {
+            // What libcurl sent before this head is told first: its progress
+            // callback may not have run since (a small body goes out with
+            // the request head, and the answer can be read in the same turn).
+            uploadProgressed(to: sent)
         }
         delegate.transferDidReceiveHead(head, of: id)
         return bytes.count
@@ -574,7 +614,10 @@ final class Transfer {
         case .none:
             return 0
         case .data(let data):
+            // Not reached: a `.data` body goes to libcurl as POSTFIELDS, and
+            // its handle has no read callback. Counted, for the tests.
             count = min(buffer.count, data.count - Int(uploadOffset))
+            MemoryBodyReadCallbackCount.add(max(count, 0))
             if count > 0 {
                 data.withUnsafeBytes { source in
                     buffer.baseAddress!.copyMemory(from: source.baseAddress! + Int(uploadOffset), byteCount: count)
@@ -631,6 +674,20 @@ final class Transfer {
         return Int32(CURL_TRAILERFUNC_OK)
     }
 
+    /// libcurl's progress for a `.data` body (CURLOPT_POSTFIELDS): called
+    /// many times per transfer, it tells the delegate only when the upload
+    /// moved. Counts as activity for the idle timeout, as the read callback
+    /// does for other bodies. An authentication round sends the body again
+    /// from 0, and the totals start again, as after a rewind.
+    fileprivate func uploadProgressed(to sent: Int64) {
+        guard sent != uploadOffset else { return }
+        uploadOffset = sent
+        lastActivity = turn.turnStart
+        if sent > 0 {
+            delegate.transferDidSendBody(totalBytesSent: sent, totalBytesExpected: uploadLength, of: id)
+        }
+    }
+
     fileprivate func seekBody(to offset: Int64) -> Int32 {
         switch request.body {
         case .data, .file:
@@ -668,6 +725,11 @@ private let transferReadCallback: ccurl_data_callback = { buffer, size, count, u
 
 private let transferTrailerCallback: ccurl_trailer_callback = { list, userdata in
     Unmanaged<Transfer>.fromOpaque(userdata!)._withUnsafeGuaranteedRef { $0.sendTrailers(into: list!) }
+}
+
+private let transferProgressCallback: ccurl_xferinfo_callback = { userdata, _, _, _, uploaded in
+    Unmanaged<Transfer>.fromOpaque(userdata!)._withUnsafeGuaranteedRef { $0.uploadProgressed(to: Int64(uploaded)) }
+    return 0
 }
 
 private let transferSeekCallback: ccurl_seek_callback = { userdata, offset, origin in
