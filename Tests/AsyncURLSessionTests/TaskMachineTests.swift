@@ -37,6 +37,19 @@ import Testing
         TransferOutcome(error: error, metrics: .empty(fetchStart: Date()))
     }
 
+    /// A 200 of hop `id`, decided at once (a 200 is never held) and
+    /// published; false (recorded) if it was not.
+    static func published200(_ machine: inout TaskMachine, id: HopID) -> Bool {
+        guard let (check, _) = machine.checkHead(head(200), id: id, publishesAtOnce: false),
+            case .deliver(let source)? = check.verdict
+        else {
+            Issue.record("a 200 is decided at once")
+            return false
+        }
+        _ = machine.publish(source, decision: nil, heldBody: nil, afterHandlers: false)
+        return true
+    }
+
     /// A short name for a hop end's step, for the tables.
     static func name(_ step: HopEndStep) -> String {
         switch step {
@@ -104,13 +117,7 @@ import Testing
     func aHopEnd_isTheTasksEnd_orGoesToThePolicies(row: EndRow) {
         Self.withRunningMachine(collect: row.collect, readByHandlers: row.readByHandlers) { machine, id in
             // The response was published (a 200 is never held).
-            guard let (check, _) = machine.checkHead(Self.head(200), id: id, publishesAtOnce: false),
-                case .deliver(let source)? = check.verdict
-            else {
-                Issue.record("a 200 is decided at once")
-                return
-            }
-            _ = machine.publish(source, decision: nil, heldBody: nil, afterHandlers: false)
+            guard Self.published200(&machine, id: id) else { return }
             let step = machine.hopEnded(
                 Self.outcome(row.error.map { URLError($0) }), id: id, quiet: row.quiet, originalURL: Self.url)
             #expect(Self.name(step) == row.expected)
@@ -170,13 +177,7 @@ import Testing
 
     @Test func aPull_takesTheQueuedResponse_thenWaits() {
         Self.withRunningMachine { machine, id in
-            guard let (check, _) = machine.checkHead(Self.head(200), id: id, publishesAtOnce: false),
-                case .deliver(let source)? = check.verdict
-            else {
-                Issue.record("a 200 is decided at once")
-                return
-            }
-            _ = machine.publish(source, decision: nil, heldBody: nil, afterHandlers: false)
+            guard Self.published200(&machine, id: id) else { return }
             let first = machine.pull()
             guard case (.deliver(.response, _), _)? = first.ready else {
                 Issue.record("the response is ready")
