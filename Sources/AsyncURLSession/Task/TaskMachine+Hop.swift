@@ -142,9 +142,7 @@ extension TaskMachine {
         // A cancel() that came while this transfer was ending missed it
         // (the engine had let it go): no retry, no next hop, no decision
         // follows; the task ends cancelled.
-        if let cancellation = pipeline.isCanceling ? pipeline.cancellation : nil {
-            end = .failure(cancellation)
-        }
+        if let cancellation = cancellationUnderWay { end = .failure(cancellation) }
         // The response is not published yet: end after it.
         if publication.hopEnded(end) == .heldUntilPublished { return .waitsForPublication }
         // The common end (a success with nothing held, cached, written to a
