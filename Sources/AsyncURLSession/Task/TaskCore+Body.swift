@@ -99,10 +99,10 @@ extension TaskCore {
         // to another origin than the task's gets none of its sensitive ones.
         let crossOrigin = !configuration.httpAdditionalHeaders.isEmpty
             && !RedirectPolicy.sameOrigin(originalRequest.url, request.url)
-        let proxyCredential = configuration.proxy == nil ? nil : self.proxyCredential()
+        let proxyCredential = configuration.proxy == nil ? nil : ProxyAuthentication.credential(on: self)
         let prepared = RequestPreparation.transferRequest(
             for: sent, configuration: configuration, credential: credential, body: body, crossOrigin: crossOrigin,
-            tlsChallenges: tlsChallengeHop(for: sent), proxyCredential: proxyCredential, route: context.connectRoute,
+            tlsChallenges: TLSChallenging.hopSettings(for: sent, on: self), proxyCredential: proxyCredential, route: context.connectRoute,
             unixSocket: unixSocket)
         guard case .success(let transferRequest) = prepared else {
             if case .stream(let stream, _) = body { stream.finish() }

@@ -3,67 +3,64 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Carrying out what the policies above the hop decided (`HopPolicies`).
-extension TaskCore {
-    /// A hop ended: the first step the policies propose that applies is
-    /// carried out; with none, the hop's end is the task's.
+/// The task as the host of the policies above its hops (`PolicyHost`):
+/// what their steps may ask of it, and nothing else.
+extension TaskCore: PolicyHost {
+    /// A hop ended: the policies decide what follows (`HopPolicies.finish`).
     /// - Parameter connected: the hop's transfer had connected (a time-out
     ///   before is worth a retry, one after is not).
     func finishHop(_ end: HopEnd, held: HopState.Held?, connected: Bool = true) {
-        let outcome = HopOutcome(
-            end: end, held: held, waitsForConnectivity: context.configuration.waitsForConnectivity,
-            retry: retryCandidate(connected: connected))
-        for policy in HopPolicies.inOrder {
-            guard let step = policy(outcome) else { continue }
-            if carryOut(step) { return }
-        }
-        switch end {
-        case .failure(let error):
-            completeWithTransactions(error: error)
-        case .success:
-            // A response held for a decision no policy offered is the
-            // result, as one nobody answered would be: never dropped.
-            if let held {
-                stopAtHeldResponse(held)
-            } else if !finishWithCache() {
-                completeWithTransactions(error: nil)
-            }
-        case .tlsChallenge, .proxyRefusedConnect:
-            // Their policies always take them (a step that cannot carry
-            // them out ends the task itself).
-            preconditionFailure("a hop end no policy took: \(end)")
-        }
+        let retry = retries.load(ordering: .relaxed) ? RetryScheduling.candidate(on: self, connected: connected) : nil
+        HopPolicies.finish(
+            HopOutcome(
+                end: end, held: held, waitsForConnectivity: context.configuration.waitsForConnectivity, retry: retry),
+            on: self)
     }
 
-    /// Carries `step` out and returns true, or returns false when it has
-    /// nothing to do here and the next policy is to be asked.
-    private func carryOut(_ step: HopStep) -> Bool {
-        switch step {
-        case .offerTLSChallenge(let report):
-            offerTLSChallenge(report)
-            return true
-        case .offerProxyChallenge(let methods, let error):
-            let held = guarded.withLock { $0.holdConnectRefusal(methods: methods, error: error) }
-            if let held { offerChallenge(held) } else { completeWithTransactions(error: error) }
-            return true
-        case .diagnoseTrust(let error):
-            // The end of a hop made to diagnose a certificate failure: the
-            // task ends with the original failure, explained.
-            if let original = endTrustDiagnosis() {
-                completeWithTransactions(error: original)
-                return true
-            }
-            return diagnoseCertificateFailure(error)
-        case .waitForConnectivity(let error):
-            return waitForConnectivity(after: error)
-        case .retry(let attempt):
-            return retry(attempt)
-        case .offerRedirect(let held, let proposed, let isDowngrade):
-            offerRedirect(held, proposed: proposed, isDowngrade: isDowngrade)
-            return true
-        case .offerChallenge(let held):
-            offerChallenge(held)
-            return true
+    func machine<Result>(_ transition: (inout TaskMachine) -> sending Result) -> sending Result {
+        guarded.withLock { transition(&$0) }
+    }
+
+    func answerWithStored(_ stored: CachedResponse, request: URLRequest) {
+        launchLocalHop(request, responder: StoredResponseResponder(stored: stored), cache: nil)
+    }
+
+    /// The held 3xx/401/407 and its body become the task's result. The hop is
+    /// over, so the task ends right after the response is published.
+    func stopAtHeldResponse(_ held: HopState.Held) {
+        // A proxy's refused CONNECT has no response to deliver: its error ends the task.
+        if let error = held.connectFailure {
+            guarded.withLock { $0.hop.releaseHeld() }
+            completeWithTransactions(error: error)
+            return
+        }
+        guarded.withLock { $0.deliverHeldAfterAll() }
+        deliverFinalResponse(held.response, heldBody: held.body)
+    }
+
+    func announce(
+        _ event: TaskEvent, consumerFirst: Bool,
+        tell: @escaping @Sendable (any SessionTaskDelegate, SessionTask) async -> Void
+    ) {
+        let handlers = [delegate, context.delegate].compactMap { $0 }
+        let publish: @Sendable () -> SessionTask? = { [self] in
+            let (wake, owner) = guarded.withLock { $0.announce(event) }
+            wake?.run(by: self)
+            return owner
+        }
+        if consumerFirst {
+            let owner = publish()
+            guard !handlers.isEmpty, let owner else { return }
+            Task { for handler in handlers { await tell(handler, owner) } }
+            return
+        }
+        guard !handlers.isEmpty, let owner = guarded.withLock({ $0.owner }) else {
+            _ = publish()
+            return
+        }
+        Task {
+            for handler in handlers { await tell(handler, owner) }
+            _ = publish()
         }
     }
 }

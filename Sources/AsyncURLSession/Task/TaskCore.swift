@@ -228,7 +228,7 @@ final class TaskCore: Sendable {
                 complete(error: refusal, metrics: nil)
                 return
             }
-            if retries.load(ordering: .relaxed) { noteFirstAttempt() }
+            if retries.load(ordering: .relaxed) { RetryScheduling.noteFirstAttempt(on: self) }
             if initialKind == .download {
                 startDownload()
             } else {

@@ -114,10 +114,10 @@ extension TaskMachine {
         (hop.request, hop.credential, retry?.policy.budget)
     }
 
-    /// A retry is announced to the events consumer; the public task, for
-    /// the handlers.
-    mutating func announceRetry(_ attempt: RetryAttempt) -> (Wake?, SessionTask?) {
-        (wake(for: pipeline.offer(.retrying(attempt))), owner)
+    /// A notice (a retry, waiting for connectivity) for the events
+    /// consumer; the public task, for the handlers.
+    mutating func announce(_ event: TaskEvent) -> (Wake?, SessionTask?) {
+        (wake(for: pipeline.offer(event)), owner)
     }
 
     /// What a challenge offer reads: the hop's request, the credentials it

@@ -34,8 +34,8 @@ final class CacheStage: @unchecked Sendable {
     // (the default configuration has one): before the stage, the cache's
     // state lived under the task's lock, taken for the head and body anyway.
 
-    /// The next stage: the task's hop side.
-    private let task: TaskCore
+    /// The next stage: the task's hop side, as any hop's exchange sees it.
+    private let task: any LocalTransferDelegate
     /// Whether the hop sent a credential (authenticated responses are
     /// stored only when they say they may be).
     private let authenticated: Bool
@@ -44,7 +44,7 @@ final class CacheStage: @unchecked Sendable {
     /// itself (`hopMoved`); else the hop's request URL.
     private var url: URL?
 
-    init(_ hop: HopCache, url: URL?, authenticated: Bool, task: TaskCore) {
+    init(_ hop: HopCache, url: URL?, authenticated: Bool, task: any LocalTransferDelegate) {
         self.task = task
         self.authenticated = authenticated
         self.hop = hop
@@ -112,6 +112,10 @@ final class CacheStage: @unchecked Sendable {
 
     func hopDidComplete(_ outcome: TransferOutcome, id: HopID) {
         task.hopDidComplete(outcome, id: id)
+    }
+
+    func hopAbsorbedHead(_ head: consuming ResponseHead, id: HopID) {
+        task.hopAbsorbedHead(head, id: id)
     }
 }
 

@@ -64,6 +64,10 @@ protocol HopDelegate: AnyObject, Sendable {
     func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: HopID) -> BodyVerdict
     func hopDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, id: HopID)
     func hopDidComplete(_ outcome: TransferOutcome, id: HopID)
+    /// A head a stage in front of the task kept from it (a 304 that
+    /// revalidated a stored response, which answers instead): nothing for
+    /// the consumer, but what every head from the network teaches.
+    func hopAbsorbedHead(_ head: consuming ResponseHead, id: HopID)
 }
 
 /// What a hop answered without the network asks of its task beyond what an

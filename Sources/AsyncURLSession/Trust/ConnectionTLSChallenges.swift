@@ -49,7 +49,7 @@ final class ConnectionTLSChallenges: Sendable {
         }
         let question = TLSChallengeQuestion(
             report, url: url.absoluteString, port: url.port ?? 443,
-            exhausted: count > TaskCore.maximumTLSChallenges || handler == nil)
+            exhausted: count > TLSChallenging.maximumChallenges || handler == nil)
         let key = question.key
         let act: @Sendable (TLSChallengeQuestion.Meaning) -> Void = { [self] meaning in
             switch meaning {
