@@ -71,17 +71,20 @@ extension TaskCore {
         launchHop(request, credential: credential, body: .stream(stream, length: length))
     }
 
-    /// Starts the engine transfer of a hop whose body is known.
+    /// Starts a hop whose body is known, answered by whoever `HopRouter` chose.
     private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
-        let sent: URLRequest
-        let hopCache: HopCache?
-        switch CacheStage.plan(for: request, kind: self.kind, configuration: context.configuration) {
-        case .network(var request, let cache):
-            // Trace headers (issue 47): on the request as sent only, not
-            // on the task's `currentRequest`.
-            observation?.hop(&request, via: "network")
-            (sent, hopCache) = (request, cache)
-        case .stored(let stored):
+        let proxyCredential = context.configuration.proxy == nil ? nil : ProxyAuthentication.credential(on: self)
+        let route = HopRouter.route(
+            request, body: body, credential: credential, of: (context, originalRequest, identifier, observation),
+            kind: self.kind, unixSocket: unixSocket,
+            proxyCredential: proxyCredential,
+            tlsChallenges: { TLSChallenging.hopSettings(for: $0, on: self) },
+            sentReporter: { reportsLocalSends })
+        switch route {
+        case .refused(let error):
+            if case .stream(let stream, _) = body { stream.finish() }
+            completeWithTransactions(error: error)
+        case .cache(let stored):
             log?.hop(request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "-", via: "cache", headers: [])
             if let observation {
                 var hop = request
@@ -89,38 +92,35 @@ extension TaskCore {
                 observation.cacheHit()
             }
             launchLocalHop(request, responder: StoredResponseResponder(stored: stored), cache: nil)
-            return
-        case .fail(let error):
-            completeWithTransactions(error: error)
-            return
+        case .local(let responder, let local, let transferRequest, let hopCache):
+            har?.sent(transferRequest)
+            log?.hop(transferRequest.method, url: transferRequest.url, via: "local transport", headers: transferRequest.headers)
+            launchLocalHop(
+                request, responder: responder, cache: hopCache, local: local, credential: credential,
+                expectedToSend: transferRequest.bodyLength ?? -1)
+        case .engine(let transferRequest, let hopCache):
+            har?.sent(transferRequest)
+            launchEngineHop(
+                request, transferRequest, credential: credential, proxyCredential: proxyCredential, cache: hopCache,
+                body: body)
         }
-        let configuration = context.configuration
-        // Only asked when the session adds headers (most add none): a hop
-        // to another origin than the task's gets none of its sensitive ones.
-        let crossOrigin = !configuration.httpAdditionalHeaders.isEmpty
-            && !RedirectPolicy.sameOrigin(originalRequest.url, request.url)
-        let proxyCredential = configuration.proxy == nil ? nil : ProxyAuthentication.credential(on: self)
-        let prepared = RequestPreparation.transferRequest(
-            for: sent, configuration: configuration, credential: credential, body: body, crossOrigin: crossOrigin,
-            tlsChallenges: TLSChallenging.hopSettings(for: sent, on: self), proxyCredential: proxyCredential, route: context.connectRoute,
-            unixSocket: unixSocket)
-        guard case .success(let transferRequest) = prepared else {
-            if case .stream(let stream, _) = body { stream.finish() }
-            if case .failure(let error) = prepared { completeWithTransactions(error: error) }
-            return
+    }
+
+    /// A local responder's reads of the body, as upload progress of the
+    /// task's current hop.
+    private var reportsLocalSends: @Sendable (Int64, Int64) -> Void {
+        { [weak self] sent, expected in
+            guard let self, let exchange = guarded.withLock({ $0.exchange }) else { return }
+            exchange.reportSent(sent, expected: expected)
         }
+    }
+
+    /// Starts the engine transfer of a hop the router gave to libcurl.
+    private func launchEngineHop(
+        _ request: URLRequest, _ transferRequest: TransferRequest, credential: HopCredential?,
+        proxyCredential: HopCredential?, cache hopCache: HopCache?, body: TransferRequest.Body
+    ) {
         let expectedToSend = transferRequest.bodyLength ?? -1
-        har?.sent(transferRequest)
-        if let transport = context.localTransport, transport.isActive {
-            let local = localRequest(for: transferRequest, original: sent, credential: credential)
-            if let responder = transport.responder(for: local) {
-                log?.hop(transferRequest.method, url: transferRequest.url, via: "local transport", headers: transferRequest.headers)
-                launchLocalHop(
-                    request, responder: responder, cache: hopCache, local: local, credential: credential,
-                    expectedToSend: expectedToSend)
-                return
-            }
-        }
         let engine = engine
         let placement = context.placement
         let url = transferRequest.url

@@ -52,43 +52,4 @@ extension TaskCore: LocalTransferDelegate {
             await handler.task(task, didReceive: decision)
         }
     }
-
-    /// The request a `LocalTransport` sees for a hop: what `prepared` would
-    /// put on the wire, with its body (whose reads report upload progress).
-    func localRequest(
-        for prepared: TransferRequest, original: URLRequest, credential: HopCredential?
-    ) -> LocalRequest {
-        var request = URLRequest(url: URL(string: prepared.url) ?? original.url!)
-        request.httpMethod = prepared.method
-        request.timeoutInterval = original.timeoutInterval
-        request.cachePolicy = original.cachePolicy
-        for (name, value) in prepared.headers { request.addValue(value, forHTTPHeaderField: name) }
-        // What libcurl adds itself.
-        if let userAgent = prepared.userAgent, request.value(forHTTPHeaderField: "User-Agent") == nil {
-            request.setValue(userAgent, forHTTPHeaderField: "User-Agent")
-        }
-        if let encoding = prepared.acceptEncoding, !encoding.isEmpty {
-            request.setValue(encoding, forHTTPHeaderField: "Accept-Encoding")
-        }
-        if let hop = credential, hop.method == NSURLAuthenticationMethodHTTPBasic,
-            let user = hop.credential.user, request.value(forHTTPHeaderField: "Authorization") == nil
-        {
-            let token = Data("\(user):\(hop.credential.password ?? "")".utf8).base64EncodedString()
-            request.setValue("Basic \(token)", forHTTPHeaderField: "Authorization")
-        }
-        let source: LocalRequestBody.Source
-        switch prepared.body {
-        case .none: source = .none
-        case .data(let data): source = .data(data)
-        case .file(let url): source = .file(url)
-        case .stream(let stream, _): source = .stream(stream)
-        }
-        let expected = prepared.bodyLength ?? -1
-        let body = LocalRequestBody(source, expectedLength: expected) { [weak self] sent, expected in
-            guard let self, let exchange = guarded.withLock({ $0.exchange }) else { return }
-            exchange.reportSent(sent, expected: expected)
-        }
-        return LocalRequest(
-            request: request, body: body, credential: credential?.credential, taskIdentifier: identifier)
-    }
 }
