@@ -17,7 +17,7 @@ enum CacheAtHopEnd {
         case .answerWithStored(let stored):
             task.observation?.cacheHit()
             stage.store(stored)
-            task.answerWithStored(stored, request: request)
+            task.answerLocally(request, responder: StoredResponseResponder(stored: stored), credential: nil)
         case .offerForStoring(let captured):
             let decision = CacheDecision(proposedResponse: captured)
             decision.core.onSettle { answer in

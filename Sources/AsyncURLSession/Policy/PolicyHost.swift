@@ -10,6 +10,7 @@ import FoundationNetworking
 /// the task. The task (`TaskCore`) is the one host; the steps never see its
 /// consumer, its hop's exchange or the engine.
 protocol PolicyHost: AnyObject, Sendable {
+    var identifier: Int { get }
     var context: SessionContext { get }
     /// The request the task was made with (its URL's user and password,
     /// whether it streams its body, its cookie settings).
@@ -28,6 +29,8 @@ protocol PolicyHost: AnyObject, Sendable {
     func resendNeedsBodyStream(_ request: URLRequest) -> Bool
     /// Whether the task or its session has a handler to ask.
     var hasHandlers: Bool { get }
+    /// Whether the task ended.
+    var hasEnded: Bool { get }
 
     /// Runs `transition` on the task's machine under its lock. One machine
     /// call per use, as everywhere in the task.
@@ -35,9 +38,14 @@ protocol PolicyHost: AnyObject, Sendable {
 
     /// Another hop with `request` (through the middleware, then the router).
     func startHop(_ request: URLRequest, credential: HopCredential?)
-    /// A hop answered by the response cache's stored response (a 304 that
-    /// revalidated it).
-    func answerWithStored(_ stored: CachedResponse, request: URLRequest)
+    /// A hop with `request` as the middleware prepared it (to the router).
+    func sendPrepared(_ request: URLRequest, credential: HopCredential?)
+    /// A hop answered by `responder` instead of the router's choice (the
+    /// cache's stored response after a 304, a middleware's answer).
+    func answerLocally(_ request: URLRequest, responder: any LocalResponder, credential: HopCredential?)
+    /// The response the middleware inspected and accepted goes on as any
+    /// other: to the handlers, then the consumer.
+    func deliverInspected(_ source: ResponseSource, heldBody: Data?)
     /// Ends the task with `error` (nil: the response delivered) and the
     /// metrics of every hop.
     func completeWithTransactions(error: URLError?)

@@ -21,4 +21,7 @@ protocol ConsumerWakeScheduling {
     static func atTurnEnd(_ work: @escaping @Sendable () -> Void)
     /// Runs `core.runAfterRead()` once the current read is in (at once elsewhere).
     static func afterRead(_ core: TaskCore)
+    /// Whether the caller is one of the transport's own threads, where
+    /// user code (a middleware) must never run.
+    static var isTransportThread: Bool { get }
 }

@@ -149,17 +149,26 @@ extension TaskCore {
         deliverFinalResponse(ResponseSource(response), heldBody: heldBody)
     }
 
-    /// - Parameter consumer: who the response goes to, when the caller read
-    ///   it under a lock it took anyway; nil to read it here.
-    func deliverFinalResponse(_ source: ResponseSource, heldBody: Data?, consumer: PublishedConsumer? = nil) {
-        if inspectBeforeDelivering(source, heldBody: heldBody) { return }
+    /// - Parameters:
+    ///   - consumer: who the response goes to, when the caller read it
+    ///     under a lock it took anyway; nil to read it here.
+    ///   - inspected: the middleware accepted it already.
+    func deliverFinalResponse(
+        _ source: ResponseSource, heldBody: Data?, consumer: PublishedConsumer? = nil, inspected: Bool = false
+    ) {
+        if !inspected, usesMiddleware.load(ordering: .relaxed),
+            MiddlewareRunning.inspect(source, heldBody: heldBody, on: self)
+        {
+            return
+        }
         guard hasHandlers else {
             // Made in publishResponse, and only for an events consumer.
-            publishResponse(source, decision: nil, heldBody: heldBody, afterHandlers: false, consumer: consumer)
+            publishResponse(source, decision: nil, heldBody: heldBody, afterHandlers: inspected, consumer: consumer)
             return
         }
         let decision = makeResponseDecision()
-        guarded.withLock { $0.responseGoesToHandlers() }
+        // After inspection the gate is closed already.
+        if !inspected { guarded.withLock { $0.responseGoesToHandlers() } }
         askHandlers(decision) { handler, task in
             guard let response = source.response else { return }
             await handler.task(task, didReceive: response, decision: decision)

@@ -21,8 +21,25 @@ extension TaskCore: PolicyHost {
         guarded.withLock { transition(&$0) }
     }
 
-    func answerWithStored(_ stored: CachedResponse, request: URLRequest) {
-        launchLocalHop(request, responder: StoredResponseResponder(stored: stored), cache: nil)
+    /// Starts a hop with `request`, after the middleware prepared it.
+    func startHop(_ request: URLRequest, credential: HopCredential?) {
+        guard usesMiddleware.load(ordering: .relaxed) else {
+            startPreparedHop(request, credential: credential)
+            return
+        }
+        MiddlewareRunning.prepare(request, credential: credential, on: self)
+    }
+
+    func sendPrepared(_ request: URLRequest, credential: HopCredential?) {
+        startPreparedHop(request, credential: credential)
+    }
+
+    func answerLocally(_ request: URLRequest, responder: any LocalResponder, credential: HopCredential?) {
+        launchLocalHop(request, responder: responder, cache: nil, credential: credential)
+    }
+
+    func deliverInspected(_ source: ResponseSource, heldBody: Data?) {
+        deliverFinalResponse(source, heldBody: heldBody, inspected: true)
     }
 
     /// The held 3xx/401/407 and its body become the task's result. The hop is

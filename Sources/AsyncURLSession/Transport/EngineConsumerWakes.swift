@@ -9,6 +9,7 @@ enum EngineConsumerWakes: ConsumerWakeScheduling {
     static func atTurnEnd(_ core: TaskCore) { EngineTurn.atEnd(core) }
     static func atTurnEnd(_ work: @escaping @Sendable () -> Void) { EngineTurn.atEnd(work) }
     static func afterRead(_ core: TaskCore) { EngineTurn.afterRead(core) }
+    static var isTransportThread: Bool { EngineTurn.isEngineThread }
 }
 
 extension TaskCore {
