@@ -12,7 +12,7 @@ extension TaskCore {
     enum AdoptedBody {
         /// The file's move is queued in order with its writes: wait for
         /// `flush` before the source may go.
-        case adopted(DownloadFile, Wake?)
+        case adopted(DownloadFile, Wake?, ProgressUpdate?)
         /// The task holds bodies back now (a response decision is pending).
         case pause
         /// Not a download that can take a whole file (a data task, a
@@ -31,7 +31,8 @@ extension TaskCore {
     /// run here, after the lock.
     func adoptLocalBody(_ source: URL, length: Int64, id: HopID) -> LocalBodyAdoption {
         switch adoptDownloadBody(source, length: length, id: id) {
-        case .adopted(let file, let wake):
+        case .adopted(let file, let wake, let progress):
+            progress?.apply()
             wake?.run(by: self)
             return .adopted(file)
         case .pause: return .pause
@@ -43,7 +44,8 @@ extension TaskCore {
     /// How far the body written elsewhere got (`total` of `expected`, -1:
     /// unknown), reported as download progress, throttled as the engine's is.
     func reportDownloadProgress(total: Int64, expected: Int64, id: HopID) {
-        let wake = guarded.withLock { $0.progressWrittenElsewhere(total: total, expected: expected, id: id) }
+        let (wake, progress) = guarded.withLock { $0.progressWrittenElsewhere(total: total, expected: expected, id: id) }
+        progress?.apply()
         wake?.run(by: self)
     }
 }

@@ -94,11 +94,23 @@ extension TaskCore {
     func hopDidReceiveBody(_ bytes: UnsafeRawBufferPointer, id: HopID) -> BodyVerdict {
         let outcome = guarded.withLock { $0.receivedBody(bytes, id: id, core: self) }
         switch outcome {
-        case .verdict(let verdict, let wake):
+        case .verdict(let verdict, let wake, let progress):
             // Here, not above: a released response's bytes come round again.
             har?.receivedBody(bytes, hop: id)
+            progress?.apply()
             wake?.run(by: self)
             return verdict
+        case .write(let file, let wake, let progress):
+            har?.receivedBody(bytes, hop: id)
+            let failed = file.enqueue(Data(bytes))
+            progress?.apply()
+            // Run whatever happens: a wake-up taken from the machine is
+            // the consumer's only one.
+            wake?.run(by: self)
+            return failed.map { .abort($0) } ?? .accepted
+        case .waitForWriter(let file, let exchange):
+            if let exchange { file.whenDrained { exchange.resumeReceiving() } }
+            return .pause
         case .release(let response, let body):
             // The held response is the result after all; these bytes follow it.
             deliverFinalResponse(response, heldBody: body)
@@ -212,6 +224,7 @@ extension TaskCore {
     private func carryOut(_ published: PublishedResponse, decision: ResponseDecision?) {
         // With no events consumer there is nobody left to answer.
         if published.collecting { decision?.settleWithDefault() }
+        published.progress?.apply()
         published.wake?.run(by: self)
         published.resumeReceiving?.resumeReceiving()
         if let error = published.bodyError {

@@ -11,9 +11,10 @@ extension TaskCore: EngineHopDelegate {}
 extension TaskCore {
     func hopDidSendBody(totalBytesSent: Int64, totalBytesExpected: Int64, id: HopID) {
         let now = DispatchTime.now().uptimeNanoseconds
-        let wake = guarded.withLock {
+        let (wake, progress) = guarded.withLock {
             $0.sentBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, now: now, id: id)
         }
+        progress?.apply()
         wake?.run(by: self)
     }
 

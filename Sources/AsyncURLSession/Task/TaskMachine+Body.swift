@@ -10,7 +10,14 @@ import FoundationNetworking
 extension TaskMachine {
     /// What body bytes of hop `id` lead to.
     enum BodyOutcome {
-        case verdict(BodyVerdict, Wake?)
+        case verdict(BodyVerdict, Wake?, ProgressUpdate?)
+        /// A download's bytes, counted: the driver queues them on the
+        /// file's writer after the lock (a copy and a hand-off to the
+        /// writer's queue), then wakes the consumer with the progress.
+        case write(DownloadFile, Wake?, ProgressUpdate?)
+        /// The download's writer is behind: the bytes are handed back
+        /// (`.pause`), and once it drains the exchange reads on.
+        case waitForWriter(DownloadFile, (any HopExchange)?)
         /// The held response is the result after all: the driver delivers
         /// it with its body, then these bytes again.
         case release(HTTPURLResponse, Data)
@@ -19,22 +26,21 @@ extension TaskMachine {
     /// - Parameter core: the task, named by a wake-up that hands the bytes
     ///   over after the engine's read.
     mutating func receivedBody(_ bytes: UnsafeRawBufferPointer, id: HopID, core: TaskCore) -> BodyOutcome {
-        guard transferID == id else { return .verdict(.abort(URLError(.cancelled)), nil) }
+        guard transferID == id else { return .verdict(.abort(URLError(.cancelled)), nil, nil) }
         switch hop.receivedBody(bytes) {
         case .kept:
-            return .verdict(.accepted, nil)
+            return .verdict(.accepted, nil, nil)
         case .releaseHeld(let response, let body):
             return .release(response, body)
         case .deliver:
             break
         }
         if download != nil {
-            let (verdict, wake) = downloadReceived(bytes)
-            return .verdict(verdict, wake)
+            return downloadReceived(count: bytes.count)
         }
         if multipart != nil {
             let (verdict, wake) = multipartReceived(bytes, core: core)
-            return .verdict(verdict, wake)
+            return .verdict(verdict, wake, nil)
         }
         let action: TaskPipeline.BodyAction
         switch pipeline.consumer {
@@ -51,38 +57,34 @@ extension TaskMachine {
         case .collect:
             action = pipeline.receivedBodyToCollect(count: bytes.count) { $0.append(bytes) }
         }
-        updateProgress()
+        let progress = progressUpdate()
         switch action {
-        case .accept(.handOffAfterRead): return .verdict(.accepted, .handOffAfterRead(core))
-        case .accept(let delivery): return .verdict(.accepted, wake(for: delivery))
-        case .pause: return .verdict(.pause, nil)
-        case .abort(let error): return .verdict(.abort(error), nil)
+        case .accept(.handOffAfterRead): return .verdict(.accepted, .handOffAfterRead(core), progress)
+        case .accept(let delivery): return .verdict(.accepted, wake(for: delivery), progress)
+        case .pause: return .verdict(.pause, nil, progress)
+        case .abort(let error): return .verdict(.abort(error), nil, progress)
         }
     }
 
-    /// Body bytes of a download: written to its file (its writer queues
-    /// them; a full queue pauses the transfer until it drains).
-    mutating func downloadReceived(_ bytes: UnsafeRawBufferPointer) -> (BodyVerdict, Wake?) {
-        switch pipeline.receivedDownloadBytes(count: bytes.count) {
-        case .pause: return (.pause, nil)
-        case .abort(let error): return (.abort(error), nil)
+    /// Body bytes of a download, counted for its file (its writer queues
+    /// them after the lock; a full queue pauses the transfer until it drains).
+    mutating func downloadReceived(count: Int) -> BodyOutcome {
+        switch pipeline.receivedDownloadBytes(count: count) {
+        case .pause: return .verdict(.pause, nil, nil)
+        case .abort(let error): return .verdict(.abort(error), nil, nil)
         case .accept: break
         }
-        guard let file = download?.file else { return (.abort(URLError(.cancelled)), nil) }
+        guard let file = download?.file else { return .verdict(.abort(URLError(.cancelled)), nil, nil) }
         if file.isFull {
             // The disk is behind: hand the bytes back and wait for the writer.
-            pipeline.undoDownloadBytes(count: bytes.count)
-            if let exchange {
-                file.whenDrained { exchange.resumeReceiving() }
-            }
-            return (.pause, nil)
+            pipeline.undoDownloadBytes(count: count)
+            return .waitForWriter(file, exchange)
         }
-        if let error = file.enqueue(Data(bytes)) { return (.abort(error), nil) }
-        updateProgress()
+        let update = progressUpdate()
         guard let progress = download?.progress(
             at: pipeline.bytesReceived, of: pipeline.bytesExpectedToReceive, now: DispatchTime.now().uptimeNanoseconds)
-        else { return (.accepted, nil) }
-        return (.accepted, wake(for: pipeline.downloadProgress(progress)))
+        else { return .write(file, nil, update) }
+        return .write(file, wake(for: pipeline.downloadProgress(progress)), update)
     }
 
     /// Body bytes split into multipart/x-mixed-replace parts: each part's
@@ -141,26 +143,25 @@ extension TaskMachine {
         case .abort(let error): return .abort(error)
         case .accept: break
         }
+        // Queued under the lock, as the truncation of a restarted file is:
+        // before anything the task does next can reach the file's writer.
         file.adopt(source, size: length)
-        updateProgress()
+        let update = progressUpdate()
         var wake: Wake?
         if let progress = download?.progress(
             at: length, of: pipeline.bytesExpectedToReceive, now: DispatchTime.now().uptimeNanoseconds)
         {
             wake = self.wake(for: pipeline.downloadProgress(progress))
         }
-        return .adopted(file, wake)
+        return .adopted(file, wake, update)
     }
 
     /// How far a body written elsewhere got, as download progress.
-    mutating func progressWrittenElsewhere(total: Int64, expected: Int64, id: HopID) -> Wake? {
+    mutating func progressWrittenElsewhere(total: Int64, expected: Int64, id: HopID) -> (Wake?, ProgressUpdate?) {
         guard transferID == id, download?.file != nil, download?.requestedOffset == 0,
             let progress = download?.progress(at: total, of: expected, now: DispatchTime.now().uptimeNanoseconds)
-        else { return nil }
-        if let overall = self.progress {
-            overall.totalUnitCount = expected
-            overall.completedUnitCount = total
-        }
-        return wake(for: pipeline.downloadProgress(progress))
+        else { return (nil, nil) }
+        let update = self.progress.map { ProgressUpdate(progress: $0, total: expected, completed: total) }
+        return (wake(for: pipeline.downloadProgress(progress)), update)
     }
 }

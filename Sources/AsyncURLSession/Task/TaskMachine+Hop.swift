@@ -62,11 +62,12 @@ extension TaskMachine {
     }
 
     /// Upload progress of hop `id`.
-    mutating func sentBody(totalBytesSent: Int64, totalBytesExpected: Int64, now: UInt64, id: HopID) -> Wake? {
-        guard transferID == id else { return nil }
+    mutating func sentBody(
+        totalBytesSent: Int64, totalBytesExpected: Int64, now: UInt64, id: HopID
+    ) -> (Wake?, ProgressUpdate?) {
+        guard transferID == id else { return (nil, nil) }
         let delivery = pipeline.sentBody(totalBytesSent: totalBytesSent, totalBytesExpected: totalBytesExpected, now: now)
-        updateProgress()
-        return wake(for: delivery)
+        return (wake(for: delivery), progressUpdate())
     }
 
     /// The URL an informational head of hop `id` is built with, when an
@@ -100,7 +101,7 @@ extension TaskMachine {
             result.bodyError = error
             if result.wake == nil { result.wake = wake(for: delivery) }
         }
-        updateProgress()
+        result.progress = progressUpdate()
         if afterHandlers, pipeline.openBodyGate() { result.resumeReceiving = exchange }
         // A hop that ended before (or as) its response was published.
         if let end = publication.published() { result.pendingEnd = (end, hop.held) }
@@ -206,6 +207,7 @@ struct PlainEnd {
 /// What publishing a response under the lock leaves to do after it.
 struct PublishedResponse {
     var wake: TaskCore.Wake?
+    var progress: ProgressUpdate?
     var bodyError: URLError?
     var resumeReceiving: (any HopExchange)?
     var pendingEnd: (HopEnd, HopState.Held?)?

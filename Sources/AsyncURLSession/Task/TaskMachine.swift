@@ -85,27 +85,28 @@ struct TaskMachine: ~Copyable {
         metricsReadByHandlers || pipeline.consumer == .events
     }
 
-    /// The task's `Progress`, made on first use.
+    /// The task's `Progress`, made on first use (up to date: nobody else
+    /// holds it yet, so setting it here tells nobody under the lock).
     mutating func progressObject() -> Progress {
         if let progress { return progress }
         let made = Progress(totalUnitCount: -1)
         progress = made
-        updateProgress()
+        progressUpdate()?.apply()
         return made
     }
 
-    /// Brings the Progress object (if anyone asked for it) up to the
-    /// counters. (A Progress is a reference: its own lock orders its
-    /// observers; this lock orders the updates.)
-    func updateProgress() {
-        guard let progress else { return }
+    /// What brings the Progress object (if anyone asked for it) up to the
+    /// counters, applied by the driver after the lock: a Progress's setters
+    /// take its own lock and tell its parent, which is not work for the
+    /// task's lock. Updates of one task come from one thread at a time (its
+    /// transport's), so they are applied in order.
+    func progressUpdate() -> ProgressUpdate? {
+        guard let progress else { return nil }
         if isUploadTask, download == nil {
-            progress.totalUnitCount = pipeline.bytesExpectedToSend
-            progress.completedUnitCount = pipeline.bytesSent
-        } else {
-            progress.totalUnitCount = pipeline.bytesExpectedToReceive
-            progress.completedUnitCount = pipeline.bytesReceived
+            return ProgressUpdate(progress: progress, total: pipeline.bytesExpectedToSend, completed: pipeline.bytesSent)
         }
+        return ProgressUpdate(
+            progress: progress, total: pipeline.bytesExpectedToReceive, completed: pipeline.bytesReceived)
     }
 
     // MARK: Transitions of the task's own fields
@@ -233,5 +234,17 @@ extension TaskMachine {
     var downloadedFile: (URL, HTTPURLResponse)? {
         guard let url = download?.finishedURL, let response = pipeline.response else { return nil }
         return (url, response)
+    }
+}
+
+/// A task's `Progress` brought up to its counters (`TaskMachine.progressUpdate`).
+struct ProgressUpdate {
+    let progress: Progress
+    let total: Int64
+    let completed: Int64
+
+    func apply() {
+        progress.totalUnitCount = total
+        progress.completedUnitCount = completed
     }
 }
