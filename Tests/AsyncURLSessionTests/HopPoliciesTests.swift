@@ -77,3 +77,53 @@ import Testing
         #expect(isDowngrade)
     }
 }
+
+/// The README's "Adding a policy" example, as written there: one function
+/// and its table, with no task and no network.
+extension HopPolicies {
+    static func retryA503Once(_ outcome: HopOutcome) -> HopStep? {
+        guard case .success = outcome.end, let held = outcome.held, held.response.statusCode == 503,
+            let task = outcome.retry, task.attemptsMade < 2
+        else { return nil }
+        return .retry(RetryAttempt(attempt: task.attemptsMade + 1, delay: 0, reason: .status(held.response)))
+    }
+}
+
+@Suite struct AddedPolicyTests {
+    private static let url = URL(string: "https://origin.test/a")!
+
+    struct Row: CustomTestStringConvertible, Sendable {
+        let name: String
+        let status: Int?
+        let attemptsMade: Int
+        let step: String?
+        var testDescription: String { name }
+    }
+
+    static let rows: [Row] = [
+        Row(name: "a held 503 after the first attempt is retried", status: 503, attemptsMade: 1, step: "retry"),
+        Row(name: "a held 503 after the second attempt is not", status: 503, attemptsMade: 2, step: nil),
+        Row(name: "a held 429 is not this policy's", status: 429, attemptsMade: 1, step: nil),
+        Row(name: "nothing held is not this policy's", status: nil, attemptsMade: 1, step: nil),
+    ]
+
+    @Test(arguments: rows)
+    func aPolicyAsTheREADMEWritesIt(_ row: Row) {
+        let held = row.status.map {
+            HopState.Held(
+                response: HTTPURLResponse(url: Self.url, statusCode: $0, httpVersion: "HTTP/1.1", headerFields: [:])!,
+                kind: .retryableStatus)
+        }
+        let candidate = RetryCandidate(
+            policy: .standard, attemptsMade: row.attemptsMade, elapsed: 0, resourceTimeout: 60, method: "GET",
+            hasIdempotencyKey: false, bodyReplayable: true, responseBegun: false, connected: true, random: 0.5,
+            now: Date())
+        let outcome = HopOutcome(end: .success, held: held, waitsForConnectivity: false, retry: candidate)
+        let step = HopPolicies.retryA503Once(outcome)
+        #expect(step?.name == row.step)
+        if case .retry(let attempt)? = step {
+            #expect(attempt.attempt == 2)
+            #expect(attempt.delay == 0)
+        }
+    }
+}
