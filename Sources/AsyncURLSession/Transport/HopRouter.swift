@@ -37,10 +37,10 @@ enum HopRouter {
         proxyCredential: HopCredential?, tlsChallenges: (URLRequest) -> TLSChallengeHop?,
         sentReporter: () -> @Sendable (Int64, Int64) -> Void
     ) -> HopRoute {
-        let configuration = task.context.configuration
+        let context = task.context
         let sent: URLRequest
         let hopCache: HopCache?
-        switch CacheStage.plan(for: request, kind: kind(), configuration: configuration) {
+        switch CacheStage.plan(for: request, kind: kind(), configuration: context.configuration) {
         case .network(var request, let cache):
             // Trace headers (issue 47): on the request as sent only, not
             // on the task's `currentRequest`.
@@ -53,18 +53,18 @@ enum HopRouter {
         }
         // Only asked when the session adds headers (most add none): a hop
         // to another origin than the task's gets none of its sensitive ones.
-        let crossOrigin = !configuration.httpAdditionalHeaders.isEmpty
+        let crossOrigin = !context.configuration.httpAdditionalHeaders.isEmpty
             && !RedirectPolicy.sameOrigin(task.originalRequest.url, request.url)
         let prepared = RequestPreparation.transferRequest(
-            for: sent, configuration: configuration, credential: credential, body: body, crossOrigin: crossOrigin,
+            for: sent, configuration: context.configuration, credential: credential, body: body, crossOrigin: crossOrigin,
             tlsChallenges: tlsChallenges(sent), proxyCredential: proxyCredential,
-            route: task.context.connectRoute, unixSocket: unixSocket)
+            route: context.connectRoute, unixSocket: unixSocket)
         let transferRequest: TransferRequest
         switch prepared {
         case .success(let made): transferRequest = made
         case .failure(let error): return .refused(error)
         }
-        if let transport = task.context.localTransport, transport.isActive {
+        if let transport = context.localTransport, transport.isActive {
             let local = LocalRequest(
                 prepared: transferRequest, original: sent, credential: credential, taskIdentifier: task.identifier,
                 reportSent: sentReporter())
