@@ -95,8 +95,9 @@ extension TaskCore {
         let outcome = guarded.withLock { $0.receivedBody(bytes, id: id, core: self) }
         switch outcome {
         case .verdict(let verdict, let wake, let progress):
-            // Here, not above: a released response's bytes come round again.
-            har?.receivedBody(bytes, hop: id)
+            // Here, not above: a released response's bytes come round
+            // again, and so do bytes handed back to pause the hop.
+            if let har, case .accepted = verdict { har.receivedBody(bytes, hop: id) }
             progress?.apply()
             wake?.run(by: self)
             return verdict

@@ -105,6 +105,34 @@ import Testing
         }
     }
 
+    /// Bytes a slow consumer made the task hand back (`.pause`) come again
+    /// later: they are recorded once, when taken.
+    @Test func aConsumerBehind_isRecordedOnce_withTheBodysSize() async throws {
+        try await withServer { server in
+            try await withTemporaryDirectory { directory in
+                let file = directory.appendingPathComponent("slow.har")
+                var configuration = SessionConfiguration.ephemeral
+                configuration.harRecorder = try HARRecorder(
+                    fileURL: file, options: HARRecorder.Options(maximumBodySize: 1 << 20))
+                configuration.streamBufferHighWatermark = 16 << 10
+                configuration.streamBufferLowWatermark = 4 << 10
+                let task = Session(configuration: configuration).dataTask(with: server.url("/bytes/\(256 << 10)"))
+                task.resume()
+                var received = Data()
+                for try await event in task.events {
+                    guard case .data(let chunk) = event else { continue }
+                    received.append(chunk)
+                    // Slower than the loopback: the buffer fills between pulls.
+                    try await Task.sleep(for: .milliseconds(2))
+                }
+                #expect(received.count == 256 << 10)
+                let har = try HARFileCheck(file)
+                #expect(har.content(har.entries[0])["size"] as? Int == received.count)
+                #expect(har.body(har.entries[0]) == received)
+            }
+        }
+    }
+
     @Test func secretsAreRedactedByDefault() async throws {
         try await withServer { server in
             try await withTemporaryDirectory { directory in
