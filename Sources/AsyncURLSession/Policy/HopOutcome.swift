@@ -19,10 +19,10 @@ struct HopOutcome {
     var retry: RetryCandidate? = nil
 }
 
-/// What a policy says comes after a hop. The task carries it out
-/// (`TaskCore.carryOut(_:)`); a step may find it has nothing to do there
-/// (no certificate to diagnose, connectivity not worth waiting for), and the
-/// next policy is asked.
+/// What a policy says comes after a hop, carried out through the task's
+/// `PolicyHost` calls (`HopStep.carryOut(on:)`); a step may find it has
+/// nothing to do there (no certificate to diagnose, connectivity not worth
+/// waiting for), and the next policy is asked.
 enum HopStep {
     /// The handshake stopped for a server-trust or client-certificate
     /// decision: offer it, then the hop starts again.

@@ -5,15 +5,17 @@ import FoundationNetworking
 #endif
 
 /// The policies above the hop, in one place. When a hop ends, each looks at
-/// its outcome in turn and either passes (nil) or says what comes next; the
-/// task carries out the first step that applies (`TaskCore.finishHop`), and
-/// when a step finds nothing to do, asks the next policy. When every policy
-/// passes, the hop's end is the task's: its error, or its response.
+/// its outcome in turn and either passes (nil) or says what comes next;
+/// `finish(_:on:)` carries out the first step that applies
+/// (`HopStep+CarryOut.swift`), and when a step finds nothing to do, asks
+/// the next policy. When every policy passes, the hop's end is the task's:
+/// its error, or its response.
 ///
 /// To add a policy (a retry, a middleware's "another attempt"): write one
 /// function `(HopOutcome) -> HopStep?`, put it in `inOrder` where it must
-/// be asked, add the step it returns to `HopStep` and carry it out in
-/// `TaskCore+HopSteps.swift`, and add its rows to `HopPoliciesTests`.
+/// be asked, and add its rows to `HopPoliciesTests`. Only a new kind of
+/// step needs a case in `HopStep` and its lines in `HopStep.carryOut(on:)`,
+/// written against `PolicyHost` (the README's "Adding a policy").
 enum HopPolicies {
     /// A policy: the step it wants after this outcome, or nil to pass.
     typealias Policy = @Sendable (HopOutcome) -> HopStep?
