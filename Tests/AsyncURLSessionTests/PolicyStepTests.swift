@@ -103,6 +103,28 @@ struct PolicyStepTests {
         #expect(host.record.stoppedAt == [401])
     }
 
+    @Test func aRetryWithTheOriginsBudgetSpent_isNotMade() {
+        let spent = RetryPolicy(budget: RetryBudget(ratio: 0, minimumRetries: 0))
+        let host = FakePolicyHost(retry: spent)
+        let attempt = RetryAttempt(attempt: 2, delay: 0, reason: .failure(URLError(.networkConnectionLost)))
+        #expect(!RetryScheduling.retry(attempt, on: host))
+        #expect(host.record.announced.isEmpty)
+        #expect(host.machine { $0.retry?.attemptsMade } == 1)
+    }
+
+    @Test func aRetry_isAnnouncedFirst_thenTheHopStartsAgain() async throws {
+        let host = FakePolicyHost(retry: RetryPolicy(budget: nil))
+        let attempt = RetryAttempt(attempt: 2, delay: 0, reason: .failure(URLError(.networkConnectionLost)))
+        #expect(RetryScheduling.retry(attempt, on: host))
+        #expect(host.record.announced == ["retrying"])
+        // The hop starts after the attempt's delay, on another thread.
+        for _ in 0..<200 where host.record.startedHops.isEmpty {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(host.record.startedHops == [Self.url])
+        #expect(host.machine { $0.retry?.attemptsMade } == 2)
+    }
+
     @Test func aFailureThatIsNotAboutReachingTheServer_isNotWaitedOut() {
         var configuration = SessionConfiguration.ephemeral
         configuration.waitsForConnectivity = true
@@ -151,14 +173,14 @@ final class FakePolicyHost: PolicyHost {
 
     var record: Record { recorded.withLock { $0 } }
 
-    init(configuration: SessionConfiguration = .ephemeral, credential: HopCredential? = nil) {
+    init(configuration: SessionConfiguration = .ephemeral, credential: HopCredential? = nil, retry: RetryPolicy? = nil) {
         // A real session's context (its stores, its configuration); its
         // task is never resumed.
         context = Session(configuration: configuration).dataTask(with: PolicyStepTests.url).core.context
         var machine = TaskMachine(
             pipeline: TaskPipeline(highWatermark: 1 << 20, lowWatermark: 1 << 19),
             hop: HopState(request: URLRequest(url: PolicyStepTests.url), credential: credential),
-            retry: nil, isUploadTask: false, metricsReadByHandlers: false)
+            retry: retry.map(RetryState.init), isUploadTask: false, metricsReadByHandlers: false)
         _ = machine.pipeline.resume()
         guarded = Mutex(machine)
     }
@@ -205,7 +227,11 @@ final class FakePolicyHost: PolicyHost {
         _ event: TaskEvent, consumerFirst: Bool,
         tell: @escaping @Sendable (any SessionTaskDelegate, SessionTask) async -> Void
     ) {
-        let name = if case .waitingForConnectivity = event { "waitingForConnectivity" } else { "other" }
+        let name = switch event {
+        case .waitingForConnectivity: "waitingForConnectivity"
+        case .retrying: "retrying"
+        default: "other"
+        }
         recorded.withLock { $0.announced.append(name) }
     }
 }
