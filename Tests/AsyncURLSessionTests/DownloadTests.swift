@@ -243,6 +243,35 @@ extension LoadSensitiveTests {
         }
     }
 
+    /// Answered after the whole body arrived: the queued body is written
+    /// out before `downloaded` is handed over (outside the task's lock).
+    @Test func becomeDownload_afterTheWholeBodyArrived_writesItAllFirst() async throws {
+        try await withServer { server in
+            let task = Session(configuration: testConfiguration()).dataTask(with: server.url("/bytes/200000"))
+            task.resume()
+            var file: Data?
+            var sawData = false
+            for try await event in task.events {
+                switch event {
+                case .response(_, let decision):
+                    // The 200,000 bytes fit the stream buffer: wait until
+                    // the transfer has ended before answering.
+                    for _ in 0..<200 where task.countOfBytesReceived < 200_000 {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                    decision.becomeDownload()
+                case .data: sawData = true
+                case .downloaded(let url): file = try Data(contentsOf: url)
+                default: break
+                }
+            }
+            #expect(!sawData)
+            #expect(task.kind == .download)
+            #expect(file == LoopbackServer.patternBody(count: 200_000))
+        }
+    }
+
     @Test func becomeDownload_sendsTheRestOfTheBodyToAFile() async throws {
         try await withServer { server in
             let task = Session(configuration: testConfiguration()).dataTask(with: server.url("/bytes/1000000"))

@@ -89,6 +89,42 @@ import Testing
         }
     }
 
+    // MARK: - Becoming a download after the whole body arrived
+
+    /// The first half asks the driver to write the queued body out (outside
+    /// the lock); the second takes the body only if the consumer did not
+    /// take any of it meanwhile.
+    @Test(arguments: [false, true])
+    func becomingADownload_afterTheEnd_writesFirst_andChecksTheBodyIsStillQueued(pulledMeanwhile: Bool) throws {
+        let file = try DownloadDirectory(url: DownloadDirectory.defaultURL()).createFile().get()
+        defer { unlink(file.url.path) }
+        let core = Session(configuration: .ephemeral).dataTask(with: Self.url).core
+        Self.withRunningMachine { machine, id in
+            guard Self.published200(&machine, id: id) else { return }
+            _ = Data("hello".utf8).withUnsafeBytes { machine.receivedBody($0, id: id, core: core) }
+            _ = machine.hopEnded(Self.outcome(), id: id, quiet: true, originalURL: Self.url)
+            _ = machine.finish(error: nil, metrics: nil, originalURL: Self.url)
+            let first = machine.becomeDownload(into: file)
+            guard case .writeWholeBodyFirst(let chunks, let bytes) = first else {
+                Issue.record("a body that all arrived is written by the driver first: \(first)")
+                return
+            }
+            #expect(chunks == [Data("hello".utf8)])
+            #expect(bytes == 5)
+            if pulledMeanwhile {
+                // The consumer takes the response, then the body.
+                _ = machine.takeReadyEvent()
+                _ = machine.takeReadyEvent()
+            }
+            let second = machine.becomeDownload(afterWriting: file, bytes: bytes)
+            switch (second, pulledMeanwhile) {
+            case (.became(nil), false): #expect(machine.download != nil)
+            case (.refused, true): #expect(machine.download == nil)
+            default: Issue.record("unexpected second half \(second), pulled meanwhile: \(pulledMeanwhile)")
+            }
+        }
+    }
+
     // MARK: - The hop's end
 
     struct EndRow: Sendable, CustomTestStringConvertible {

@@ -99,6 +99,11 @@ struct EventQueue {
         return chunks
     }
 
+    /// The queued body chunks, left in the queue.
+    var dataChunks: [Data] {
+        storage[head...].compactMap { if case .data(let chunk) = $0 { chunk } else { nil } }
+    }
+
     /// Puts events before a queued trailing `metrics` event (or at the end).
     mutating func insertBeforeMetrics(_ events: [TaskEvent]) {
         openChunkRoom = 0

@@ -40,7 +40,18 @@ extension TaskCore {
             cancelWith(error)
             return
         }
-        switch guarded.withLock({ $0.becomeDownload(into: file) }) {
+        var step = guarded.withLock { $0.becomeDownload(into: file) }
+        if case .writeWholeBodyFirst(let chunks, let bytes) = step {
+            // On this consumer's thread, outside the lock: the file is whole
+            // before `downloaded` is queued.
+            if let error = Self.writeOut(chunks, to: file) {
+                file.remove()
+                step = .failed(error)
+            } else {
+                step = guarded.withLock { $0.becomeDownload(afterWriting: file, bytes: bytes) }
+            }
+        }
+        switch step {
         case .refused:
             break
         case .failed(let error):
@@ -48,7 +59,19 @@ extension TaskCore {
         case .became(let exchange):
             becameDownload.store(true, ordering: .relaxed)
             exchange?.resumeReceiving()
+        case .writeWholeBodyFirst:
+            preconditionFailure("the machine asks to write the body once, before its second half")
         }
+    }
+
+    /// Writes `chunks` to `file` and waits for them; the first error.
+    private static func writeOut(_ chunks: [Data], to file: DownloadFile) -> URLError? {
+        for chunk in chunks {
+            if let error = file.enqueue(chunk) { return error }
+        }
+        if let error = file.drain() { return error }
+        file.close()
+        return nil
     }
 
     /// Runs as the task ends, after the file's queued writes: success gives

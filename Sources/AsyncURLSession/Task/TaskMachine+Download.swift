@@ -8,14 +8,18 @@ import FoundationNetworking
 extension TaskMachine {
     /// What `becomeDownload(into:)` did.
     enum BecomeDownloadStep {
-        /// Not for this task now (data(for:), twice, after a failure): the
-        /// file was removed.
+        /// Not for this task now (data(for:), twice, after a failure, a
+        /// body the consumer took meanwhile): the file was removed.
         case refused
         /// Writing what was queued failed.
         case failed(URLError)
         /// The body goes to the file from now on; the exchange (if the
         /// transfer still runs) resumes receiving.
         case became(resumeReceiving: (any HopExchange)?)
+        /// The whole body had arrived: the driver writes these chunks out
+        /// and waits for them, outside the lock, then calls
+        /// `becomeDownload(afterWriting:bytes:)`.
+        case writeWholeBodyFirst([Data], bytes: Int)
     }
 
     /// A data task's response decision said `becomeDownload`: what is queued
@@ -34,18 +38,37 @@ extension TaskMachine {
             file.remove()
             return .refused
         }
+        if ended {
+            // At most the stream buffer (1 MiB), written and waited for by
+            // the driver, so that the file is whole when `downloaded` is
+            // handed out: file I/O, never under this lock.
+            let (chunks, bytes) = pipeline.queuedBody
+            return .writeWholeBodyFirst(chunks, bytes: bytes)
+        }
+        // The transfer runs: the queued chunks go to the file's writer here
+        // (a hand-off to its queue, no I/O), under the lock, so that they
+        // are queued before any chunk the engine thread writes once the
+        // download below exists.
         for chunk in pipeline.takeQueuedBody() {
             if let error = file.enqueue(chunk) { return .failed(error) }
         }
-        if ended {
-            // The whole body was already here (at most the stream buffer,
-            // 1 MiB): write it out now, on this consumer's thread, so the
-            // file is whole when `downloaded` is handed out.
-            if let error = file.drain() { return .failed(error) }
-            file.close()
-        }
         writeBody(to: DownloadState(file: file, after: pipeline.response))
-        guard ended else { return .became(resumeReceiving: exchange) }
+        return .became(resumeReceiving: exchange)
+    }
+
+    /// The second half of becoming a download after the whole body arrived:
+    /// the driver wrote the `bytes` queued then to `file`. If the consumer
+    /// took some of them meanwhile (it pulled while the decision was answered
+    /// on another thread), the events had the body: the file goes.
+    mutating func becomeDownload(afterWriting file: DownloadFile, bytes: Int) -> BecomeDownloadStep {
+        guard case .success? = pipeline.end, pipeline.consumer == .events, download == nil,
+            pipeline.queuedBody.bytes == bytes
+        else {
+            file.remove()
+            return .refused
+        }
+        _ = pipeline.takeQueuedBody()
+        writeBody(to: DownloadState(file: file, after: pipeline.response))
         download?.finished(file)
         let total = pipeline.bytesReceived
         pipeline.insertDownloadEnd([

@@ -417,6 +417,9 @@ struct TaskPipeline {
         return chunks
     }
 
+    /// The queued body chunks and their bytes, left in the queue.
+    var queuedBody: (chunks: [Data], bytes: Int) { (queue.dataChunks, queue.bufferedBytes) }
+
     /// A data task that became a download after its transfer ended: the
     /// file's events go where the body was, before the metrics.
     mutating func insertDownloadEnd(_ events: [TaskEvent]) {
