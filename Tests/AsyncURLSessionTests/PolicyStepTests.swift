@@ -22,32 +22,28 @@ struct PolicyStepTests {
             kind: kind)
     }
 
+    /// Offers a 302 to `next` on `host`; the decision it offered.
+    static func offerRedirect(on host: FakePolicyHost) -> RedirectDecision? {
+        let proposed = URLRequest(url: next)
+        RedirectFollowing.offer(
+            held(302, kind: .redirect(proposed: proposed, isDowngrade: false)), proposed: proposed,
+            isDowngrade: false, on: host)
+        guard case .redirect(let decision)? = host.record.offered.first else { return nil }
+        return decision
+    }
+
     @Test func aRedirect_isOffered_andFollowingIt_startsTheNextHop() throws {
         let host = FakePolicyHost()
-        let proposed = URLRequest(url: Self.next)
-        RedirectFollowing.offer(
-            Self.held(302, kind: .redirect(proposed: proposed, isDowngrade: false)), proposed: proposed,
-            isDowngrade: false, on: host)
-        guard case .redirect(let decision)? = host.record.offered.first else {
-            Issue.record("no redirect offered: \(host.record)")
-            return
-        }
+        let decision = try #require(Self.offerRedirect(on: host))
         decision.follow()
         #expect(host.record.startedHops == [Self.next])
         #expect(host.machine { $0.history.redirectCount } == 1)
         #expect(host.record.ends.isEmpty)
     }
 
-    @Test func aRedirectStopped_makesThe3xxTheResult() {
+    @Test func aRedirectStopped_makesThe3xxTheResult() throws {
         let host = FakePolicyHost()
-        let proposed = URLRequest(url: Self.next)
-        RedirectFollowing.offer(
-            Self.held(302, kind: .redirect(proposed: proposed, isDowngrade: false)), proposed: proposed,
-            isDowngrade: false, on: host)
-        guard case .redirect(let decision)? = host.record.offered.first else {
-            Issue.record("no redirect offered")
-            return
-        }
+        let decision = try #require(Self.offerRedirect(on: host))
         decision.stop()
         #expect(host.record.stoppedAt == [302])
         #expect(host.record.startedHops.isEmpty)
@@ -57,10 +53,7 @@ struct PolicyStepTests {
         var configuration = SessionConfiguration.ephemeral
         configuration.httpMaximumRedirects = 0
         let host = FakePolicyHost(configuration: configuration)
-        let proposed = URLRequest(url: Self.next)
-        RedirectFollowing.offer(
-            Self.held(302, kind: .redirect(proposed: proposed, isDowngrade: false)), proposed: proposed,
-            isDowngrade: false, on: host)
+        #expect(Self.offerRedirect(on: host) == nil)
         #expect(host.record.offered.isEmpty)
         #expect(host.record.ends.map { $0?.code } == [.httpTooManyRedirects])
     }

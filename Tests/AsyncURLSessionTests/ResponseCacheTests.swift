@@ -448,13 +448,8 @@ import TestSupport
             let url = cacheURL(server, "cc=max-age=600&size=\(512 << 10)")
             let task = session.dataTask(with: url)
             task.resume()
-            var received = Data()
-            for try await event in task.events {
-                guard case .data(let chunk) = event else { continue }
-                received.append(chunk)
-                // Slower than the loopback: the buffer fills between pulls.
-                try await Task.sleep(for: .milliseconds(2))
-            }
+            // Slower than the loopback: the buffer fills between pulls.
+            let received = try await consumeSlowly(task)
             #expect(received.count == 512 << 10)
             let (stored, response) = try await session.data(for: URLRequest(url: url))
             #expect((response as? HTTPURLResponse)?.statusCode == 200)

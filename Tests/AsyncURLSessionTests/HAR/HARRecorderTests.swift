@@ -118,13 +118,7 @@ import Testing
                 configuration.streamBufferLowWatermark = 4 << 10
                 let task = Session(configuration: configuration).dataTask(with: server.url("/bytes/\(256 << 10)"))
                 task.resume()
-                var received = Data()
-                for try await event in task.events {
-                    guard case .data(let chunk) = event else { continue }
-                    received.append(chunk)
-                    // Slower than the loopback: the buffer fills between pulls.
-                    try await Task.sleep(for: .milliseconds(2))
-                }
+                let received = try await consumeSlowly(task)
                 #expect(received.count == 256 << 10)
                 let har = try HARFileCheck(file)
                 #expect(har.content(har.entries[0])["size"] as? Int == received.count)

@@ -123,3 +123,16 @@ func fileMatchesPattern(_ url: URL) -> Bool {
 func fileSize(_ url: URL) -> Int? {
     (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.intValue
 }
+
+/// Reads `task.events` slower than the loopback delivers (`pause` after
+/// each body chunk), so the task's buffer fills between pulls and the hop
+/// pauses; returns the body.
+func consumeSlowly(_ task: SessionTask, pause: Duration = .milliseconds(2)) async throws -> Data {
+    var received = Data()
+    for try await event in task.events {
+        guard case .data(let chunk) = event else { continue }
+        received.append(chunk)
+        try await Task.sleep(for: pause)
+    }
+    return received
+}
