@@ -8,8 +8,10 @@ import Synchronization
 /// atomic word holding a retained reference (0 while unset). Each small
 /// request reads its response two to four times (the consumer, the
 /// metrics, a decision); a lock around an optional cost two acquisitions
-/// for the first read alone (look, then store).
-final class LazyResponse: Sendable {
+/// for the first read alone (look, then store). A noncopyable value, stored
+/// inline in its `ResponseSource`: as a class of its own it was one more
+/// allocation per response.
+struct LazyResponse: ~Copyable, Sendable {
     /// `Unmanaged<HTTPURLResponse>`'s bit pattern, retained; 0 while unset.
     private let stored: Atomic<UInt>
 
