@@ -22,15 +22,11 @@ extension TaskCore {
         case abort(URLError)
     }
 
-    func adoptDownloadBody(_ source: URL, length: Int64, id: HopID) -> AdoptedBody {
-        let outcome = guarded.withLock { $0.adoptBody(source, length: length, id: id) }
-        return outcome
-    }
-
-    /// `LocalTransferDelegate`: `adoptDownloadBody`, its progress wake-up
+    /// `LocalTransferDelegate`: the download takes the file, when it can
+    /// (`TaskMachine.adoptBody`); its progress is applied and its wake-up
     /// run here, after the lock.
     func adoptLocalBody(_ source: URL, length: Int64, id: HopID) -> LocalBodyAdoption {
-        switch adoptDownloadBody(source, length: length, id: id) {
+        switch guarded.withLock({ $0.adoptBody(source, length: length, id: id) }) {
         case .adopted(let file, let wake, let progress):
             progress?.apply()
             wake?.run(by: self)

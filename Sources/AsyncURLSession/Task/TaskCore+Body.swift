@@ -75,7 +75,8 @@ extension TaskCore {
     private func launchHop(_ request: URLRequest, credential: HopCredential?, body: TransferRequest.Body) {
         let proxyCredential = context.configuration.proxy == nil ? nil : ProxyAuthentication.credential(on: self)
         let route = HopRouter.route(
-            request, body: body, credential: credential, of: (context, originalRequest, identifier, observation),
+            request, body: body, credential: credential, context: context, originalRequest: originalRequest,
+            taskIdentifier: identifier, observation: observation,
             kind: self.kind, unixSocket: unixSocket,
             proxyCredential: proxyCredential,
             tlsChallenges: { TLSChallenging.hopSettings(for: $0, on: self) },

@@ -131,7 +131,7 @@ extension TaskMachine {
         return continuation.resumedEvent
     }
 
-    /// A body written to a file elsewhere (`TaskCore.adoptDownloadBody`):
+    /// A body written to a file elsewhere (`TaskCore.adoptLocalBody`):
     /// the download takes the file itself, when it can.
     mutating func adoptBody(_ source: URL, length: Int64, id: HopID) -> TaskCore.AdoptedBody {
         guard transferID == id else { return .abort(URLError(.cancelled)) }

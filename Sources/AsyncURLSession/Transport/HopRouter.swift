@@ -32,19 +32,18 @@ enum HopRouter {
     ///   - sentReporter: for a local responder's reads of the body.
     static func route(
         _ request: URLRequest, body: TransferRequest.Body, credential: HopCredential?,
-        of task: (context: SessionContext, originalRequest: URLRequest, identifier: Int, observation: TaskObservation?),
+        context: SessionContext, originalRequest: URLRequest, taskIdentifier: Int, observation: TaskObservation?,
         kind: @autoclosure () -> TaskKind, unixSocket: UnixSocket?,
         proxyCredential: HopCredential?, tlsChallenges: (URLRequest) -> TLSChallengeHop?,
         sentReporter: () -> @Sendable (Int64, Int64) -> Void
     ) -> HopRoute {
-        let context = task.context
         let sent: URLRequest
         let hopCache: HopCache?
         switch CacheStage.plan(for: request, kind: kind(), configuration: context.configuration) {
         case .network(var request, let cache):
             // Trace headers (issue 47): on the request as sent only, not
             // on the task's `currentRequest`.
-            task.observation?.hop(&request, via: "network")
+            observation?.hop(&request, via: "network")
             (sent, hopCache) = (request, cache)
         case .stored(let stored):
             return .cache(stored)
@@ -54,7 +53,7 @@ enum HopRouter {
         // Only asked when the session adds headers (most add none): a hop
         // to another origin than the task's gets none of its sensitive ones.
         let crossOrigin = !context.configuration.httpAdditionalHeaders.isEmpty
-            && !RedirectPolicy.sameOrigin(task.originalRequest.url, request.url)
+            && !RedirectPolicy.sameOrigin(originalRequest.url, request.url)
         let prepared = RequestPreparation.transferRequest(
             for: sent, configuration: context.configuration, credential: credential, body: body, crossOrigin: crossOrigin,
             tlsChallenges: tlsChallenges(sent), proxyCredential: proxyCredential,
@@ -66,7 +65,7 @@ enum HopRouter {
         }
         if let transport = context.localTransport, transport.isActive {
             let local = LocalRequest(
-                prepared: transferRequest, original: sent, credential: credential, taskIdentifier: task.identifier,
+                prepared: transferRequest, original: sent, credential: credential, taskIdentifier: taskIdentifier,
                 reportSent: sentReporter())
             if let responder = transport.responder(for: local) {
                 return .local(responder, local, transferRequest, hopCache)
