@@ -80,7 +80,9 @@ import Glibc
 /// `FileManager.copyItem` opens its destination without O_CLOEXEC, so a
 /// child another test spawns at that moment inherits the write descriptor
 /// until its exec, and running the copy then fails with "Text file busy"
-/// (seen once in a full run).
+/// (seen once in a full run). Close-on-exec only shortens that window (a
+/// child between its fork and its exec still holds the descriptor, CI stop
+/// 62), so `ChildProcess.run` also retries a busy program for a moment.
 private func copyCloseOnExec(_ source: URL, to destination: URL) throws {
     let bytes = try Data(contentsOf: source)
     let fd = open(destination.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)

@@ -42,6 +42,31 @@ import TestSupport
         }
     }
 
+    /// CI, stop 62: a program a test had just copied failed to start with
+    /// "Text file busy", because a child spawned meanwhile still held the
+    /// copy's write descriptor. Here the descriptor is held on purpose and
+    /// closed a moment later: the run waits for it instead of failing.
+    @Test func aProgramStillOpenForWriting_startsOnceTheWriterCloses() async throws {
+        try await withDeadline(seconds: 30) {
+            let folder = FileManager.default.temporaryDirectory.appendingPathComponent("child-test-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let program = folder.appendingPathComponent("program").path
+            let writer = open(program, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o755)
+            try #require(writer >= 0)
+            let script = Array("#!/bin/sh\necho started\n".utf8)
+            try #require(write(writer, script, script.count) == script.count)
+            let closing = Task {
+                try await Task.sleep(nanoseconds: 300_000_000)
+                close(writer)
+            }
+            let result = try await ChildProcess.run(program, [])
+            try await closing.value
+            #expect(result.status == 0)
+            #expect(result.outputText == "started\n")
+        }
+    }
+
     @Test func aMissingProgram_throwsAnErrorThatNamesIt() async throws {
         let error = await #expect(throws: NSError.self) {
             _ = try await ChildProcess.run("/nonexistent/program", [])

@@ -52,7 +52,7 @@ public enum ChildProcess {
         let outputFile = folder.appendingPathComponent("stdout")
         let errorFile = folder.appendingPathComponent("stderr")
         try input.write(to: inputFile)
-        let pid = try spawn(
+        let pid = try await spawnRetryingWhileBusy(
             executable, [executable] + arguments, environment: environment, workingDirectory: workingDirectory,
             input: inputFile.path, output: discardingOutput ? "/dev/null" : outputFile.path, errors: errorFile.path)
         let (status, peakKiB): (Int32, Int) = await withTaskCancellationHandler {
@@ -95,6 +95,29 @@ public enum ChildProcess {
             return line.split(separator: " ").compactMap { Int($0) }.first ?? 0
         }
         return 0
+    }
+
+    /// A program a test has just written can be "busy" for a moment: a
+    /// child another test spawned between the write's open and its close
+    /// holds a copy of the write descriptor until its own exec closes it
+    /// (O_CLOEXEC narrows that window, it cannot close it). So ETXTBSY is
+    /// retried, for at most about two seconds.
+    private static func spawnRetryingWhileBusy(
+        _ executable: String, _ arguments: [String], environment: [String: String]?, workingDirectory: String?,
+        input: String, output: String, errors: String
+    ) async throws -> pid_t {
+        for _ in 0..<40 {
+            do {
+                return try spawn(
+                    executable, arguments, environment: environment, workingDirectory: workingDirectory,
+                    input: input, output: output, errors: errors)
+            } catch let error as NSError where error.domain == NSPOSIXErrorDomain && error.code == Int(ETXTBSY) {
+                try await Task.sleep(nanoseconds: 50_000_000)
+            }
+        }
+        return try spawn(
+            executable, arguments, environment: environment, workingDirectory: workingDirectory,
+            input: input, output: output, errors: errors)
     }
 
     private static func spawn(
