@@ -45,8 +45,9 @@ enum ClientTable {
     static let references = Set(["rawcurl", "rawcurl-collect"] + openAPI.map(\.name) + features.map(\.name))
 
     /// Our clients whose API returns the whole body in memory
-    /// (`data(for:)`): the peak-RSS targets are about the streaming ones.
-    static let collectsWholeBody: Set<String> = ["asyncurlsession-data", "asyncurlsession-io"]
+    /// (`data(for:)`, the classic one too): the peak-RSS targets are about
+    /// the streaming ones.
+    static let collectsWholeBody: Set<String> = ["asyncurlsession-data", "asyncurlsession-io", "urlsessioncompat-async"]
 
     private static let ours = "not built: the AsyncURLSession library did not compile, or BENCH_ASYNCURLSESSION=0"
 

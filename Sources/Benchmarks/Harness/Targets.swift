@@ -16,9 +16,14 @@ struct Target: Sendable {
         case kibPerTransferAboveBaselineAtMost
         /// The cell's CPU per request over the baseline's, at most `limit`.
         case cpuPerRequestRatioAtMost
+        /// The cell's metric over the peer's (`Target.peer`) in the same
+        /// run, at least `limit`.
+        case ratioToPeerAtLeast
+        /// The cell's CPU over the peer's for the same requests, at most `limit`.
+        case cpuRatioToPeerAtMost
 
         /// Whether `limit` is a ceiling (else a floor).
-        var isUpperLimit: Bool { self != .ratioAtLeast }
+        var isUpperLimit: Bool { self != .ratioAtLeast && self != .ratioToPeerAtLeast }
     }
 
     /// A workload id ("W1-c64") or group ("W1": every W1 cell).
@@ -27,6 +32,8 @@ struct Target: Sendable {
     let limit: Double
     /// How the issue states it.
     let text: String
+    /// The client a peer measure compares with.
+    var peer: String? = nil
 
     func applies(to report: WorkloadReport) -> Bool {
         report.id == workload || report.group == workload
@@ -46,6 +53,19 @@ struct Target: Sendable {
             workload: "W7", measure: .kibPerTransferAboveBaselineAtMost, limit: 16,
             text: "W7 <= 16 KiB per transfer beyond raw libcurl's, all complete"),
         Target(workload: "W1", measure: .cpuPerRequestRatioAtMost, limit: 1.5, text: "W1 CPU per request <= 1.5x raw libcurl"),
+    ] + issue57
+
+    /// Issue 57's, against the better of the two raw loops: small GETs at
+    /// 16 and 64 at once at 0.6x for at most 2.5x the CPU, HTTP/2 at 0.85x,
+    /// and uploads ahead of AsyncHTTPClient for no more of its CPU.
+    static let issue57: [Target] = [
+        Target(workload: "W1-c16", measure: .ratioAtLeast, limit: 0.6, text: "W1-c16 req/s >= 0.6x raw libcurl"),
+        Target(workload: "W1-c64", measure: .ratioAtLeast, limit: 0.6, text: "W1-c64 req/s >= 0.6x raw libcurl"),
+        Target(workload: "W1-c16", measure: .cpuPerRequestRatioAtMost, limit: 2.5, text: "W1-c16 CPU per request <= 2.5x raw libcurl"),
+        Target(workload: "W1-c64", measure: .cpuPerRequestRatioAtMost, limit: 2.5, text: "W1-c64 CPU per request <= 2.5x raw libcurl"),
+        Target(workload: "W5", measure: .ratioAtLeast, limit: 0.85, text: "W5 req/s >= 0.85x raw libcurl"),
+        Target(workload: "W4", measure: .ratioToPeerAtLeast, limit: 1, text: "W4 MB/s >= AsyncHTTPClient's", peer: "ahc"),
+        Target(workload: "W4", measure: .cpuRatioToPeerAtMost, limit: 1, text: "W4 CPU <= AsyncHTTPClient's", peer: "ahc"),
     ]
 }
 
@@ -85,8 +105,9 @@ enum TargetJudge {
             for report in reports where target.applies(to: report) {
                 let baselineName = report.baseline ?? ClientTable.baseline
                 let baseline = report.cells.first { $0.client == baselineName }
+                let peer = target.peer.flatMap { name in report.cells.first { $0.client == name && $0.status == .ok } }
                 for cell in report.cells where isJudged(cell.client) {
-                    verdicts.append(verdict(target, report: report, cell: cell, baseline: baseline))
+                    verdicts.append(verdict(target, report: report, cell: cell, baseline: baseline, peer: peer))
                 }
             }
         }
@@ -94,7 +115,7 @@ enum TargetJudge {
     }
 
     private static func verdict(
-        _ target: Target, report: WorkloadReport, cell: CellSummary, baseline: CellSummary?
+        _ target: Target, report: WorkloadReport, cell: CellSummary, baseline: CellSummary?, peer: CellSummary?
     ) -> TargetVerdict {
         var verdict = TargetVerdict(
             target: target.text, workload: report.id, client: cell.client, value: nil, limit: target.limit,
@@ -127,9 +148,15 @@ enum TargetJudge {
             value = both(cell.cpuMicrosecondsPerRequest, baseline?.cpuMicrosecondsPerRequest).flatMap {
                 $1 > 0 ? $0 / $1 : nil
             }
+        case .ratioToPeerAtLeast:
+            value = both(cell.metricMedian, peer?.metricMedian).flatMap { $1 > 0 ? $0 / $1 : nil }
+        case .cpuRatioToPeerAtMost:
+            // The same workload, so the same number of requests: CPU seconds compare as CPU per request.
+            value = both(cell.cpuSecondsMedian, peer?.cpuSecondsMedian).flatMap { $1 > 0 ? $0 / $1 : nil }
         }
         guard let value else {
-            verdict.note = "no \(report.baseline ?? ClientTable.baselines.joined(separator: " or ")) figure in this run to compare with"
+            let other = target.peer ?? report.baseline ?? ClientTable.baselines.joined(separator: " or ")
+            verdict.note = "no \(other) figure in this run to compare with"
             return verdict
         }
         let margin = target.measure.isUpperLimit ? target.limit - value : value - target.limit

@@ -19,10 +19,10 @@ let arguments = ClientArguments.parseAndPrepareOrExit()
 let streaming = arguments.streamsBodies
 let api: String
 switch (streaming, arguments.classicStyle) {
+case (_, .async?): api = "URLSession.data(for:)"
 case (true, _): api = "URLSessionDataDelegate.didReceive(data:)"
 case (false, nil): api = "dataTask(with:completionHandler:)"
 case (false, .blocking?): api = "dataTask(with:completionHandler:) + DispatchSemaphore.wait()"
-case (false, .async?): api = "URLSession.data(for:)"
 }
 ProcessLimits.startWatchdog(client: clientName, arguments: arguments, api: api)
 if arguments.arrivalRate > 0 && arguments.classicStyle != .async {
@@ -31,6 +31,14 @@ if arguments.arrivalRate > 0 && arguments.classicStyle != .async {
     ClientResult.unsupported(
         client: clientName, arguments: arguments, api: api,
         reason: "the open loop (W9) is the classic data(for:)'s: see urlsessioncompat-async")
+}
+
+if streaming && arguments.classicStyle == .async {
+    // `data(for:)` hands the body over whole: W6's slow reader would hold
+    // all of it in memory, which measures the call's contract, not a reader.
+    ClientResult.unsupported(
+        client: clientName, arguments: arguments, api: api,
+        reason: "the classic data(for:) returns the whole body at once; a slow reader is the delegate's: see urlsessioncompat")
 }
 
 let configuration = URLSessionConfiguration.ephemeral
