@@ -3,13 +3,14 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Delegate events of bound pairs: Apple's streaming-upload pattern as it
 /// is written for Apple, input events on a queue and on a run loop, and
 /// events of a stream scheduled nowhere.
 @Suite struct BoundStreamEventTests {
     @Test func theApplePatternFeedsAReaderThroughASmallPair() async throws {
-        try await withBoundStreamTimeLimit(30) {
+        try await withTimeLimit(30) {
             let payload = testPattern(count: 256 << 10)
             let pair = try BoundPair(bufferSize: 1024)
             let finished = OneShot<Bool>()
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func inputEventsArriveOnTheQueueInOrder() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 64)
             let queue = DispatchQueue(label: "input events")
             let key = DispatchSpecificKey<Bool>()
@@ -57,7 +58,7 @@ import Testing
 
     @Test(arguments: [RunLoop.Mode.default, .common])
     func aRunLoopScheduleDeliversOnThatRunLoopsThread(mode: RunLoop.Mode) async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 64)
             let opened = OneShot<Bool>()
             // Known by identity: on Linux a name given to a Thread before
@@ -93,7 +94,7 @@ import Testing
     }
 
     @Test func removingTheStreamFromAnotherThreadLetsItsRunLoopEnd() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 64)
             let opened = OneShot<Bool>()
             let recorder = EventRecorder { _, event in
@@ -121,7 +122,7 @@ import Testing
     }
 
     @Test func aStreamScheduledNowhereStillDeliversItsEvents() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 64)
             let space = OneShot<Bool>()
             let recorder = EventRecorder { _, event in
@@ -150,7 +151,7 @@ import Testing
     }
 
     @Test func eventsAreNotRepeatedWhileOneIsWaiting() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 1024)
             // Held until everything has happened: what waits is then delivered.
             let inputQueue = DispatchQueue(label: "held input events")
@@ -193,7 +194,7 @@ import Testing
         // swift-openapi-urlsession's test reader: it reads only while
         // `hasBytesAvailable`, else waits for `.hasBytesAvailable`; an
         // output closed with nothing written must still reach its read of 0.
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 16)
             let readEnd = OneShot<Int>()
             let reader = EventRecorder { stream, event in
@@ -214,7 +215,7 @@ import Testing
     }
 
     @Test func eventsNeverOverlapEvenOnAConcurrentQueue() async throws {
-        try await withBoundStreamTimeLimit(20) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 16)
             let inside = Mutex((now: 0, most: 0))
             let recorder = EventRecorder { _, _ in
@@ -237,7 +238,7 @@ import Testing
     }
 
     @Test func eventsWaitingForARunLoopThatNeverRunsMoveToANewQueue() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 16)
             let parked = ParkedRunLoopThread()
             let runLoop = await parked.runLoop.value

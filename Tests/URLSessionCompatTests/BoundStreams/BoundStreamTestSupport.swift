@@ -4,56 +4,9 @@ import Foundation
 import Synchronization
 import Testing
 
-// Helpers of the bound stream tests: a time limit, threads for the blocking
-// calls (never the cooperative pool), values awaited once, and a pair that
-// can cross to those threads.
-
-struct BoundStreamTimeLimitExceeded: Error, CustomStringConvertible {
-    let seconds: Double
-    var description: String { "the test did not finish within \(seconds) s" }
-}
-
-/// Runs `body`, failing with `BoundStreamTimeLimitExceeded` after `seconds`,
-/// so a hang fails the test. The first of body and timer answers; a body
-/// stuck in a blocking call is left behind.
-func withBoundStreamTimeLimit<T: Sendable>(
-    _ seconds: Double = 10, _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    let answer = FirstAnswer<T>()
-    return try await withCheckedThrowingContinuation { continuation in
-        answer.set(continuation)
-        let timer = Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            if !Task.isCancelled { answer.give(.failure(BoundStreamTimeLimitExceeded(seconds: seconds))) }
-        }
-        Task {
-            do {
-                let value = try await body()
-                answer.give(.success(value))
-            } catch {
-                answer.give(.failure(error))
-            }
-            timer.cancel()
-        }
-    }
-}
-
-/// The continuation of `withBoundStreamTimeLimit`, resumed by the first to give.
-private final class FirstAnswer<T: Sendable>: Sendable {
-    private let pending = Mutex<CheckedContinuation<T, any Error>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<T, any Error>) {
-        pending.withLock { $0 = continuation }
-    }
-
-    func give(_ result: Result<T, any Error>) {
-        let continuation = pending.withLock { pending in
-            defer { pending = nil }
-            return pending
-        }
-        continuation?.resume(with: result)
-    }
-}
+// Helpers of the bound stream tests: threads for the blocking calls (never
+// the cooperative pool), values awaited once, and a pair that can cross to
+// those threads. Their time limit is the suite's `withTimeLimit`.
 
 /// Runs `body` on a thread of its own, where it may block, and returns its result.
 func onThread<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) async -> T {

@@ -3,12 +3,13 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Bytes through a bound pair with blocking reads and writes: order, the
 /// end, the bound on memory, and what closing one end does to the other.
 @Suite struct BoundStreamTransferTests {
     @Test func oneMiBInOddChunksArrivesWholeAndEnds() async throws {
-        try await withBoundStreamTimeLimit(30) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 4096)
             let payload = testPattern(count: 1 << 20)
             async let written = onThread("writer") { writeAll(payload, to: pair.output, chunks: [7, 13, 1, 4099, 517]) }
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func aWriterWithoutReaderBlocksAtTheCapacity() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 1024)
             let buffer = try #require(pair.buffer)
             let payload = testPattern(count: 4096)
@@ -82,7 +83,7 @@ import Testing
     }
 
     @Test func closingTheInput_endsABlockedWrite_andTellsTheOutputItsEnd() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 16)
             let buffer = try #require(pair.buffer)
             let error = OneShot<Bool>()
@@ -120,7 +121,7 @@ import Testing
     }
 
     @Test func closingTheInputFromAnotherThreadEndsABlockedRead() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 64)
             let buffer = try #require(pair.buffer)
             pair.output.open()
@@ -142,7 +143,7 @@ import Testing
     }
 
     @Test func closingTheOutputEndsABlockedRead() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 64)
             let buffer = try #require(pair.buffer)
             pair.output.open()
@@ -157,7 +158,7 @@ import Testing
     }
 
     @Test func closingTheOutputFromAnotherThreadEndsABlockedWrite() async throws {
-        try await withBoundStreamTimeLimit(10) {
+        try await withTimeLimit(30) {
             let pair = try BoundPair(bufferSize: 4)
             let buffer = try #require(pair.buffer)
             let results = Task {
