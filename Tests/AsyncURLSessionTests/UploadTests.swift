@@ -133,6 +133,45 @@ import Testing
         }
     }
 
+    /// The server answered before the body stream ended (its Content-Length
+    /// was all sent) while the delegate was still deciding on the response:
+    /// the body bytes were held, came out inside libcurl's unpause once the
+    /// delegate allowed them, and there the response's end stopped the
+    /// transfer, which libcurl then never reports done. The task hung until
+    /// the request's idle timeout (20 s in a full test run, where the
+    /// delegate's answer is often late).
+    @Test func responseAllowedLate_whileTheBodyStreamIsOpen_endsTheTaskAtOnce() async throws {
+        final class LateAllower: SessionTaskDelegate {
+            let chunks: AsyncStream<Data>
+            init(chunks: AsyncStream<Data>) { self.chunks = chunks }
+            func task(_ task: SessionTask, needsBodyStream decision: BodyStreamDecision) async {
+                decision.provide(chunks)
+            }
+            func task(_ task: SessionTask, didReceive response: HTTPURLResponse, decision: ResponseDecision) async {
+                // Long enough for the whole small body to arrive and be held.
+                try? await Task.sleep(for: .milliseconds(300))
+                decision.allow()
+            }
+        }
+        try await withServer { server in
+            let body = LoopbackServer.patternBody(count: 10_000)
+            let (chunks, producer) = AsyncStream<Data>.makeStream()
+            producer.yield(body)  // and no end: the stream stays open
+            defer { producer.finish() }
+            var request = URLRequest(url: server.url("/echo"))
+            request.setValue("\(body.count)", forHTTPHeaderField: "Content-Length")
+            var configuration = testConfiguration()
+            configuration.timeoutIntervalForRequest = 120
+            let task = Session(configuration: configuration)
+                .uploadTask(withStreamedRequest: request, delegate: LateAllower(chunks: chunks))
+            task.resume()
+            let recorded = try await withTimeLimit(15) { await record(task) }
+            #expect(recorded.error == nil, "\(String(describing: recorded.error))")
+            let echo = try JSONDecoder().decode(Echo.self, from: recorded.body)
+            #expect(echo.bodyLength == body.count)
+        }
+    }
+
     @Test func streamedUpload_isAskedAgainFor307Redirect() async throws {
         try await withServer { server in
             let body = LoopbackServer.patternBody(count: 10_000)

@@ -407,7 +407,7 @@ final class EngineLoop {
             guard let (session, transfer) = lookup(id, sessionID), transfer.suspended else { return }
             transfer.suspended = false
             transfer.lastActivity = ccurl_monotonic_nanoseconds()
-            if let error = transfer.applyPauseState() { abort(transfer, in: session, error: error) }
+            applyPauseState(of: transfer, in: session)
         case .resumeReceiving(let id, let sessionID):
             guard let (session, transfer) = lookup(id, sessionID), transfer.receivePaused else { return }
             transfer.receivePaused = false
@@ -416,12 +416,12 @@ final class EngineLoop {
             // the write callback may pause again. libcurl then sets its timer
             // to 0, which the loop serves this turn. A callback that stops
             // the transfer meanwhile ends it here: libcurl would not.
-            if let error = transfer.applyPauseState() { abort(transfer, in: session, error: error) }
+            applyPauseState(of: transfer, in: session)
         case .resumeSending(let id, let sessionID):
             guard let (session, transfer) = lookup(id, sessionID), transfer.sendPaused else { return }
             transfer.sendPaused = false
             transfer.lastActivity = ccurl_monotonic_nanoseconds()
-            if let error = transfer.applyPauseState() { abort(transfer, in: session, error: error) }
+            applyPauseState(of: transfer, in: session)
         case .cancel(let id, let sessionID, let error):
             guard let (session, transfer) = lookup(id, sessionID) else { return }
             abort(transfer, in: session, error: error)
@@ -588,6 +588,25 @@ final class EngineLoop {
     /// Stops a transfer that libcurl has not finished: cancel, idle timeout,
     /// session closed.
     private func abort(_ transfer: Transfer, in session: MultiSession, error: URLError) {
+        stop(transfer, in: session, code: CURLE_ABORTED_BY_CALLBACK, error: error)
+    }
+
+    /// Applies the transfer's pause flags after one was lifted. A callback
+    /// may stop the transfer inside the unpause (see
+    /// `Transfer.applyPauseState`), and libcurl then never reports it done:
+    /// it ends here, with the outcome libcurl's code gives it (the task's
+    /// error, or success for a response that ended while its request body
+    /// still streamed). Before, such a transfer waited for the idle sweep:
+    /// a streamed upload whose delegate allowed the response late hung for
+    /// its whole request timeout.
+    private func applyPauseState(of transfer: Transfer, in session: MultiSession) {
+        guard let code = transfer.applyPauseState() else { return }
+        stop(transfer, in: session, code: code, error: nil)
+    }
+
+    /// Ends a transfer libcurl will not report done, with `code`'s outcome,
+    /// or `error` in its place.
+    private func stop(_ transfer: Transfer, in session: MultiSession, code: CURLcode, error: URLError?) {
         transfer.discarding = true
         if transfer.isPaused {
             // Unpausing with `discarding` set drains the paused buffer into the
@@ -598,8 +617,8 @@ final class EngineLoop {
             transfer.applyPauseState()
         }
         guard session.transfers[transfer.id] != nil else { return }  // finished meanwhile
-        var outcome = transfer.outcome(code: CURLE_ABORTED_BY_CALLBACK)
-        outcome.error = error
+        var outcome = transfer.outcome(code: code)
+        if let error { outcome.error = error }
         finish(transfer, in: session, outcome: outcome)
     }
 

@@ -115,12 +115,14 @@ final class Transfer {
 
     /// Tells libcurl which directions are paused now. Each direction has its
     /// own reasons, so resuming one never releases the other by accident.
-    /// Returns the error that ended the transfer inside this call, if any:
-    /// unpausing delivers the held bytes synchronously, and a callback that
-    /// stops the transfer then (`abortError`) makes `curl_easy_pause` fail
-    /// without libcurl ever reporting the transfer done.
+    /// Returns libcurl's code when a callback stopped the transfer inside
+    /// this call: unpausing delivers the held bytes synchronously, and a
+    /// callback that stops the transfer then (with `abortError`, or at the
+    /// end of a response whose request body still streams) makes
+    /// `curl_easy_pause` fail without libcurl ever reporting the transfer
+    /// done. The loop must end it (`EngineLoop.applyPauseState(of:in:)`).
     @discardableResult
-    func applyPauseState() -> URLError? {
+    func applyPauseState() -> CURLcode? {
         var mask: Int32 = 0
         if suspended || receivePaused { mask |= ccurl_pause_recv }
         if suspended || sendPaused { mask |= ccurl_pause_send }
@@ -129,7 +131,7 @@ final class Transfer {
         // at their first call because the flags are set.
         let code = curl_easy_pause(easy.raw, mask)
         guard code != CURLE_OK, code != CURLE_BAD_FUNCTION_ARGUMENT else { return nil }
-        return abortError
+        return code
     }
 
     /// Frees what the transfer holds besides the easy handle.
