@@ -19,7 +19,12 @@ import Testing
     @Test func droppedAfterItEnded_withEventsNeverPulled_isFreed() async throws {
         try await expectFreed(after: "/bytes/100") { task in
             // Ends with its response (and decision) still queued.
-            for _ in 0..<500 where task.state != .completed { try await Task.sleep(for: .milliseconds(10)) }
+            // Bounded by time, not a count of naps: on one busy CPU 500 naps
+            // of 10 ms were not enough.
+            let deadline = ContinuousClock.now + .seconds(scaledTimeout(30))
+            while task.state != .completed, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             #expect(task.state == .completed)
         }
     }
