@@ -110,7 +110,9 @@ import URLSessionCompat
             let first = Outcome<Bool>()
             let second = Outcome<Bool>()
             session.dataTask(with: server.url("/bytes/10")) { _, _, error in
-                let sawSecond = secondRan.wait(timeout: .now() + 10 * testTimeScale) == .success
+                // 30 s: on one CPU shared with the whole suite, libdispatch
+                // took more than 10 s to give the queue its second thread.
+                let sawSecond = secondRan.wait(timeout: .now() + 30 * testTimeScale) == .success
                 first.set(sawSecond, nil, error)
             }.resume()
             // The second request starts once the first handler is running.
