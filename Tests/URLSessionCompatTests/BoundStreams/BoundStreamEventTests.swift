@@ -232,6 +232,9 @@ import TestSupport
             let (count, outcome) = await (written, read)
             #expect(count == payload.count)
             #expect(outcome.bytes == payload)
+            // The events come on the queue, which a busy machine may not
+            // have run yet when both ends are done (seen in a full run).
+            try await waitUntil { inside.withLock { $0.most } >= 1 }
             #expect(inside.withLock { $0.most } == 1)
             #expect(recorder.events.first == .openCompleted)
         }
