@@ -255,8 +255,10 @@ extension LoadSensitiveTests {
                 switch event {
                 case .response(_, let decision):
                     // The 200,000 bytes fit the stream buffer: wait until
-                    // the transfer has ended before answering.
-                    for _ in 0..<200 where task.countOfBytesReceived < 200_000 {
+                    // the transfer has ended before answering (by time, not
+                    // a count of naps, which a busy machine outruns).
+                    let deadline = ContinuousClock.now + .seconds(scaledTimeout(30))
+                    while task.countOfBytesReceived < 200_000, ContinuousClock.now < deadline {
                         try await Task.sleep(for: .milliseconds(5))
                     }
                     try await Task.sleep(for: .milliseconds(50))

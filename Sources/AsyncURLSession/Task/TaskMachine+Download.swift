@@ -42,8 +42,7 @@ extension TaskMachine {
             // At most the stream buffer (1 MiB), written and waited for by
             // the driver, so that the file is whole when `downloaded` is
             // handed out: file I/O, never under this lock.
-            let (chunks, bytes) = pipeline.queuedBody
-            return .writeWholeBodyFirst(chunks, bytes: bytes)
+            return .writeWholeBodyFirst(pipeline.queuedBody, bytes: pipeline.queuedBodyBytes)
         }
         // The transfer runs: the queued chunks go to the file's writer here
         // (a hand-off to its queue, no I/O), under the lock, so that they
@@ -62,7 +61,7 @@ extension TaskMachine {
     /// on another thread), the events had the body: the file goes.
     mutating func becomeDownload(afterWriting file: DownloadFile, bytes: Int) -> BecomeDownloadStep {
         guard case .success? = pipeline.end, pipeline.consumer == .events, download == nil,
-            pipeline.queuedBody.bytes == bytes
+            pipeline.queuedBodyBytes == bytes
         else {
             file.remove()
             return .refused

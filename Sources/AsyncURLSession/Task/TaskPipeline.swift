@@ -417,8 +417,11 @@ struct TaskPipeline {
         return chunks
     }
 
-    /// The queued body chunks and their bytes, left in the queue.
-    var queuedBody: (chunks: [Data], bytes: Int) { (queue.dataChunks, queue.bufferedBytes) }
+    /// The queued body chunks, left in the queue.
+    var queuedBody: [Data] { queue.dataChunks }
+
+    /// The bytes of the queued body (read without gathering its chunks).
+    var queuedBodyBytes: Int { queue.bufferedBytes }
 
     /// A data task that became a download after its transfer ended: the
     /// file's events go where the body was, before the metrics.
