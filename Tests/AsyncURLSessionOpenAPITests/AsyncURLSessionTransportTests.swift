@@ -83,9 +83,7 @@ import Tracing
             func tasks() -> [FinishedInMemorySpan] {
                 tracer.finishedSpans.filter { $0.kind == .internal && $0.operationName == "GET" }
             }
-            for _ in 0..<500 where tasks().isEmpty {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await eventually { !tasks().isEmpty }
             try #require(tasks().count == 1, "\(tracer.finishedSpans.map(\.operationName))")
             let task = tasks()[0]
             #expect(task.parentSpanID == parent)

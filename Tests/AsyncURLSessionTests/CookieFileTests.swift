@@ -41,9 +41,7 @@ import Glibc
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent().deletingLastPathComponent()) }
         let jar = CookieJar(persistingTo: file)
         jar.storeCookies(fromSetCookieFields: ["later=1; Max-Age=3600"], for: URL(string: "https://example.org/")!)
-        for _ in 0..<300 where !FileManager.default.fileExists(atPath: file.path) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually { FileManager.default.fileExists(atPath: file.path) }
         #expect(CookieJar(persistingTo: file).cookies.map(\.name) == ["later"])
     }
 

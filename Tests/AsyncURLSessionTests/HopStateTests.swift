@@ -242,9 +242,7 @@ private final class WaiterBox: @unchecked Sendable {
     }
 
     func waitForCount(_ count: Int) async {
-        for _ in 0..<10_000 where lock.withLock({ waiters.count }) < count {
-            await Task.yield()
-        }
+        _ = try? await eventually(every: .milliseconds(1)) { lock.withLock { waiters.count } >= count }
     }
 }
 

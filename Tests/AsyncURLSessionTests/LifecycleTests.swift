@@ -1,6 +1,7 @@
 import AsyncURLSession
 import Foundation
 import LoopbackServer
+import Synchronization
 import Testing
 
 @Suite struct LifecycleTests {
@@ -29,9 +30,15 @@ import Testing
             }
             task.suspend()
             #expect(task.state == .suspended)
-            // Drain what was already buffered, then check nothing more moves.
-            try await Task.sleep(for: .milliseconds(200))
-            let before = task.countOfBytesReceived
+            // Let what was already on its way land (a loaded machine may take
+            // longer than one nap: wait until a 200 ms window sees nothing
+            // new), then check nothing more moves.
+            var before = task.countOfBytesReceived
+            let settleBy = ContinuousClock.now + .seconds(scaledTimeout(10))
+            repeat {
+                before = task.countOfBytesReceived
+                try await Task.sleep(for: .milliseconds(200))
+            } while task.countOfBytesReceived != before && ContinuousClock.now < settleBy
             try await Task.sleep(for: .milliseconds(400))
             #expect(task.countOfBytesReceived == before, "a suspended task must not receive")
             #expect(before < Int64(size))
@@ -113,7 +120,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(300))
             consumer.cancel()
             _ = await consumer.result
-            for _ in 0..<200 where task.state != .completed { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually { task.state == .completed }
             #expect(task.state == .completed)
             #expect(task.error.flatMap { $0.urlErrorCode } == .cancelled)
         }
@@ -167,17 +174,34 @@ import Testing
     /// is refused with an error that says so, instead of stealing its events.
     @Test func secondConsumerOfEvents_whileTheFirstWaits_getsAClearError() async throws {
         try await withServer { server in
-            let task = Session(configuration: testConfiguration()).dataTask(with: server.url("/stall-headers"))
+            // The head, then a body that never comes: the first consumer
+            // parks after taking the response, which the test waits to see
+            // (a fixed nap was outrun when a loaded machine started it late).
+            let task = Session(configuration: testConfiguration()).dataTask(with: server.url("/stall/100?after=0"))
             task.resume()
-            let first = Task { await record(task) }
-            // The server never answers, so the first consumer is parked by now.
-            try await Task.sleep(for: .milliseconds(500))
+            let tookResponse = Mutex(false)
+            let first = Task { () -> (any Error)? in
+                do {
+                    for try await event in task.events {
+                        if case .response = event { tookResponse.withLock { $0 = true } }
+                    }
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            let deadline = ContinuousClock.now + .seconds(scaledTimeout(20))
+            while !tookResponse.withLock({ $0 }), ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            try #require(tookResponse.withLock { $0 })
+            try await Task.sleep(for: .milliseconds(100))
             await #expect(throws: URLError.self) {
                 for try await _ in task.events {}
             }
             task.cancel()
-            let recorded = await first.value
-            #expect(recorded.error?.urlErrorCode == .cancelled, "the first consumer keeps the stream")
+            let firstError = await first.value
+            #expect(firstError?.urlErrorCode == .cancelled, "the first consumer keeps the stream")
         }
     }
 

@@ -96,9 +96,7 @@ import Tracing
             #expect(try await socket.receive() == .string("traced"))
             socket.cancel(with: .normalClosure, reason: nil)
             // The spans end with the connection, after the close handshake.
-            for _ in 0..<200 where !observed.tracer.finishedSpans.contains(where: { $0.kind == .internal }) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await eventually { observed.tracer.finishedSpans.contains { $0.kind == .internal } }
             let task = try observed.taskSpan()
             let span = try observed.clientSpan()
             #expect(span.parentSpanID == task.spanID)
@@ -130,9 +128,7 @@ import Tracing
 
     /// Waits (bounded) until the tracer has a finished client span.
     private static func waitForAClientSpan(_ tracer: InMemoryTracer) async throws {
-        for _ in 0..<500 where !tracer.finishedSpans.contains(where: { $0.kind == .client }) {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually { tracer.finishedSpans.contains { $0.kind == .client } }
     }
 
     @Test func streamTask_isOneClientSpan_fromItsConnectionToItsEnd_underTheCallersSpan() async throws {

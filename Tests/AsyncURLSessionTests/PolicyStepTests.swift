@@ -111,9 +111,7 @@ struct PolicyStepTests {
         #expect(RetryScheduling.retry(attempt, on: host))
         #expect(host.record.announced == ["retrying"])
         // The hop starts after the attempt's delay, on another thread.
-        for _ in 0..<200 where host.record.startedHops.isEmpty {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await eventually { !host.record.startedHops.isEmpty }
         #expect(host.record.startedHops == [Self.url])
         #expect(host.machine { $0.retry?.attemptsMade } == 2)
     }

@@ -88,9 +88,7 @@ import Testing
                 #expect((response as? HTTPURLResponse)?.statusCode == 200)
                 #expect(try Data(contentsOf: file) == LoopbackServer.patternBody(count: 5000))
                 // The sweep runs on a utility queue: give it a bounded while.
-                for _ in 0..<200 where Self.exists(stalePartial) {
-                    try await Task.sleep(for: .milliseconds(25))
-                }
+                try await eventually { !Self.exists(stalePartial) }
                 #expect(!Self.exists(stalePartial))
                 #expect(Self.exists(freshPartial))
                 #expect(Self.exists(file), "the file just downloaded is the caller's")

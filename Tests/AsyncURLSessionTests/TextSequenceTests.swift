@@ -88,7 +88,7 @@ import Testing
         try await withServer { server in
             let bytes = try await echo(Self.manyLines.joined(separator: "\n"), from: server)
             for try await line in bytes.lines where line == "line 3 ✓ é" { break }
-            for _ in 0..<500 where bytes.task.state != .completed { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually { bytes.task.state == .completed }
             #expect(bytes.task.state == .completed)
         }
     }

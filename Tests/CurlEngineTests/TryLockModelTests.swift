@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 @testable import CurlEngine
 
@@ -23,7 +24,7 @@ import Testing
         other.start()
         for _ in 0..<rounds { lock.withLock { $0 += 1 } }
         // Bounded wait for the other thread's rounds.
-        for _ in 0..<2_000 where !other.isFinished { try? await Task.sleep(for: .milliseconds(5)) }
+        _ = try? await eventually { other.isFinished }
         #expect(other.isFinished)
         #expect(lock.withLock { $0 } == rounds + tried.withLock { $0 })
     }
@@ -43,7 +44,7 @@ import Testing
         }
         other.start()
         for _ in 0..<rounds { lock.withLock { _ in inside.value += 1 } }
-        for _ in 0..<2_000 where !other.isFinished { try? await Task.sleep(for: .milliseconds(5)) }
+        _ = try? await eventually { other.isFinished }
         #expect(other.isFinished)
         #expect(lock.withLock { _ in inside.value } == rounds + tried.withLock { $0 })
     }

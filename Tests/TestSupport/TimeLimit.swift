@@ -82,3 +82,24 @@ extension TimeLimitTrait.Duration {
 public func scaledTimeout(_ seconds: Double) -> Double {
     seconds * testTimeScale
 }
+
+/// Waits until `condition` holds or `seconds` (times `testTimeScale`) have
+/// passed, looking again every `interval`, and says whether it holds.
+///
+/// Why a deadline and not a count of naps: on a loaded machine one nap of
+/// 10 ms can last far longer, so "200 naps" was never the 2 s it read as,
+/// and CI outran such waits. A condition that never holds still ends the
+/// wait, so the expectation after it fails instead of the test hanging.
+@discardableResult
+public func eventually(
+    within seconds: Double = 30,
+    every interval: Duration = .milliseconds(10),
+    _ condition: () -> Bool
+) async throws -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds * testTimeScale)
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: interval)
+    }
+    return true
+}

@@ -61,7 +61,7 @@ import URLSessionCompat
             defer { session.finishTasksAndInvalidate() }
             let (data, _) = try await session.data(from: server.url("/flaky/metrics?fail=2"))
             #expect(String(decoding: data, as: UTF8.self) == "ok after 3")
-            for _ in 0..<200 where delegate.transactions.withLock({ $0 }) < 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await eventually { delegate.transactions.withLock { $0 } >= 3 }
             #expect(delegate.transactions.withLock { $0 } == 3)
         }
     }

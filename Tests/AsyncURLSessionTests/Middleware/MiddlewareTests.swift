@@ -158,11 +158,11 @@ import Testing
             let slow = Slow()
             let task = Self.session([slow]).dataTask(with: server.url("/bytes/10"))
             task.resume()
-            for _ in 0..<500 where !slow.started.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually { slow.started.withLock { $0 } }
             task.cancel()
             let recorded = await record(task)
             #expect(recorded.error?.urlErrorCode == .cancelled)
-            for _ in 0..<500 where !slow.sawCancellation.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually { slow.sawCancellation.withLock { $0 } }
             #expect(slow.sawCancellation.withLock { $0 })
         }
     }

@@ -213,9 +213,7 @@ import Testing
                 .data(for: URLRequest(url: server.url("/flaky/told?fail=2")))
             #expect(String(decoding: data, as: UTF8.self) == "ok after 3")
             // Told without waiting for it: the answer may come just after.
-            for _ in 0..<100 where listener.attempts.withLock({ $0.count }) < 2 {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            try await eventually { listener.attempts.withLock { $0.count } >= 2 }
             #expect(listener.attempts.withLock { $0 } == [2, 3])
         }
     }
