@@ -16,6 +16,10 @@ final class ConnectionRegistry: Sendable {
         state.withLock { $0.accepted }
     }
 
+    var openCount: Int {
+        state.withLock { $0.open.count }
+    }
+
     /// Counts a freshly accepted connection and returns its id (1, 2, ...). After shutdown began
     /// the channel is closed at once, but still gets an id so its setup can carry on harmlessly.
     func register(_ channel: any Channel) -> Int {

@@ -175,6 +175,12 @@ public final class LoopbackServer: Sendable {
         registry.acceptedCount
     }
 
+    /// TCP connections open now, counted on the server's side (for tests that
+    /// must wait until the server has closed one, not guess how long it takes).
+    public var openConnections: Int {
+        registry.openCount
+    }
+
     /// Requests to any /auth/... route that carried an Authorization header, counted when
     /// their head arrives (for tests of how often a client retries wrong credentials).
     /// Requests /flaky/KEY received for KEY so far (every attempt, failed or not).

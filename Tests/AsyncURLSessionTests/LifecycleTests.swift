@@ -87,15 +87,18 @@ import Testing
             let session = Session(configuration: testConfiguration())
             let task = session.dataTask(with: server.url("/drip/100000?chunk=10&interval=20"))
             task.resume()
+            let events = Mutex(0)
             let consumer = Task {
-                var events = 0
-                for try await _ in task.events { events += 1 }
-                return events
+                for try await _ in task.events { events.withLock { $0 += 1 } }
             }
-            try await Task.sleep(for: .milliseconds(300))
+            // Cancelled once it is iterating (the response and a first piece
+            // seen), however late a loaded machine started it: a consumer
+            // cancelled before its first pull never iterates at all.
+            try #require(try await eventually { events.withLock { $0 } >= 2 })
             consumer.cancel()
             let result = await consumer.result
             #expect(throws: URLError.self) { try result.get() }
+            try await eventually { task.state == .completed }
             #expect(task.state == .completed)
             #expect(task.error.flatMap { $0.urlErrorCode } == .cancelled)
         }
