@@ -15,7 +15,7 @@ import TestSupport
 /// of the exchange (suspend, resume, cancel, resume receiving).
 @Suite struct TaskDriverTests {
     @Test func headBodyAndEnd_reachTheConsumerInOrder() async throws {
-        try await withTimeLimit(10) {
+        try await withTimeLimit(30) {
             let hop = try await FakeHop.start()
             hop.head(200, ["Content-Length": "5"])
             #expect(hop.body("hello") == "accepted")
@@ -26,7 +26,7 @@ import TestSupport
     }
 
     @Test func trailers_comeAfterTheBody() async throws {
-        try await withTimeLimit(10) {
+        try await withTimeLimit(30) {
             let hop = try await FakeHop.start()
             hop.head(200)
             _ = hop.body("abc")
@@ -36,7 +36,7 @@ import TestSupport
     }
 
     @Test func aFailure_endsTheEventsWithItsError() async throws {
-        try await withTimeLimit(10) {
+        try await withTimeLimit(30) {
             let hop = try await FakeHop.start()
             hop.head(200)
             _ = hop.body("par")
@@ -49,7 +49,7 @@ import TestSupport
 
     @Test(arguments: Step.allCases)
     func cancel_stopsTheExchange_andEndsCancelled(at step: Step) async throws {
-        try await withTimeLimit(10) {
+        try await withTimeLimit(30) {
             let hop = try await FakeHop.start()
             if step != .beforeHead { hop.head(200) }
             if step == .midBody { _ = hop.body("part") }
@@ -63,7 +63,7 @@ import TestSupport
     }
 
     @Test func suspendAndResume_reachTheExchange() async throws {
-        try await withTimeLimit(10) {
+        try await withTimeLimit(30) {
             let hop = try await FakeHop.start()
             hop.task.suspend()
             #expect(hop.task.state == .suspended)
@@ -76,7 +76,7 @@ import TestSupport
     }
 
     @Test func aLateCallbackOfAnOldHop_isIgnored() async throws {
-        try await withTimeLimit(10) {
+        try await withTimeLimit(30) {
             let hop = try await FakeHop.start()
             let old = HopID.local()
             hop.task.hopDidReceiveHead(FakeHop.responseHead(500), id: old)
@@ -94,7 +94,7 @@ import TestSupport
     }
 
     @Test func aRedirectTheConsumerStops_makesThe3xxTheResult() async throws {
-        try await withTimeLimit(10) {
+        try await withTimeLimit(30) {
             let hop = try await FakeHop.start()
             hop.head(302, ["Location": "/elsewhere"])
             #expect(hop.body("moved") == "accepted")
@@ -106,7 +106,7 @@ import TestSupport
     }
 
     @Test func a401NobodyCanAnswer_isTheResult() async throws {
-        try await withTimeLimit(10) {
+        try await withTimeLimit(30) {
             let hop = try await FakeHop.start()
             hop.head(401, ["WWW-Authenticate": "Basic realm=\"fake\""])
             _ = hop.body("denied")
@@ -118,7 +118,7 @@ import TestSupport
     }
 
     @Test func aConsumerBehind_pausesTheHop_andResumesItOnceDrained() async throws {
-        try await withTimeLimit(10) {
+        try await withTimeLimit(30) {
             let hop = try await FakeHop.start()
             hop.head(200)
             let chunk = String(repeating: "x", count: 64 << 10)

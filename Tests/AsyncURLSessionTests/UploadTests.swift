@@ -165,7 +165,7 @@ import Testing
             let task = Session(configuration: configuration)
                 .uploadTask(withStreamedRequest: request, delegate: LateAllower(chunks: chunks))
             task.resume()
-            let recorded = try await withTimeLimit(15) { await record(task) }
+            let recorded = try await withTimeLimit(30) { await record(task) }
             #expect(recorded.error == nil, "\(String(describing: recorded.error))")
             let echo = try JSONDecoder().decode(Echo.self, from: recorded.body)
             #expect(echo.bodyLength == body.count)

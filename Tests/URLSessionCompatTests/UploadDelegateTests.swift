@@ -124,7 +124,7 @@ import URLSessionCompat
             request.httpMethod = "POST"
             request.setValue("\(body.count)", forHTTPHeaderField: "Content-Length")
             session.uploadTask(withStreamedRequest: request).resume()
-            try await withTimeLimit(15) { await delegate.completed.wait() }
+            try await withTimeLimit(30) { await delegate.completed.wait() }
             let (received, error) = delegate.outcome.withLock { ($0.received, $0.error) }
             #expect(error == nil, "\(String(describing: error))")
             #expect(String(decoding: received, as: UTF8.self).contains("\"bodyLength\":10000"), "\(String(decoding: received, as: UTF8.self))")
