@@ -224,9 +224,9 @@ import Testing
         try await withServer { server in
             // A pause far longer than the test waits: the break must end the
             // task during it, however late a loaded machine schedules the
-            // loop (CI once saw it run more than 5 s after the event). The
-            // task is looked at, not held by the loop, so it stays a task
-            // nobody's loop holds once the loop breaks.
+            // loop (CI once saw it run more than 5 s after the event). Keeping
+            // the task to read its state does not keep it going: the break
+            // ends the stream, and that is what must cancel it.
             let policy = RetryPolicy(maximumTotalTime: 120, initialBackoff: 30, maximumBackoff: 30, jitter: 0)
             let task = Session(configuration: Self.configuration(policy)).dataTask(with: server.url("/flaky/break?fail=5"))
             task.resume()
