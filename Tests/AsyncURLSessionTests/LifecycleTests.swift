@@ -193,11 +193,7 @@ import Testing
                     return error
                 }
             }
-            let deadline = ContinuousClock.now + .seconds(scaledTimeout(20))
-            while !tookResponse.withLock({ $0 }), ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            try #require(tookResponse.withLock { $0 })
+            try #require(try await eventually { tookResponse.withLock { $0 } })
             try await Task.sleep(for: .milliseconds(100))
             await #expect(throws: URLError.self) {
                 for try await _ in task.events {}

@@ -233,10 +233,7 @@ import Testing
             for try await event in task.events {
                 if case .retrying = event { break }
             }
-            let deadline = ContinuousClock.now + .seconds(scaledTimeout(20))
-            while task.state != .completed, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(20))
-            }
+            try await eventually(within: 20) { task.state == .completed }
             #expect(task.state == .completed)
             #expect((task.error as? URLError)?.code == .cancelled)
             #expect(server.flakyRequests("break") == 1)
