@@ -114,11 +114,21 @@ open class URLSession: NSObject, @unchecked Sendable {
         guarded.withLock { $0.registry.tasks.values.first { $0.coreTaskIdentifier == identifier } }
     }
 
+    /// The queue a session makes when it is given none.
+    ///
+    /// Why a serial dispatch queue under it: corelibs' OperationQueue runs
+    /// operations through a concurrent queue, on libdispatch's width-limited
+    /// pool (as many threads as CPUs). On Linux that pool grows only when
+    /// libdispatch's monitor sees its threads blocked, about one thread a
+    /// second. Legacy handlers block: one that waits with a semaphore for
+    /// another request holds a pool thread, and that request's handler waits
+    /// for a thread in turn. Eight such handlers took 5 to 6 s to finish in a
+    /// fresh process, in FoundationNetworking as here (Darwin's pool grows at
+    /// once). A serial dispatch queue runs on the overcommitting pool, which
+    /// starts a thread when every thread is blocked, as Darwin's does (see
+    /// `SerialDelegateOperationQueue`).
     private static func serialQueue() -> OperationQueue {
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        queue.name = "URLSessionCompat delegate queue"
-        return queue
+        SerialDelegateOperationQueue()
     }
 
     /// A copy: changing it changes nothing in the session.
