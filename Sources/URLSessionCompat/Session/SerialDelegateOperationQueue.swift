@@ -7,8 +7,9 @@ import Foundation
 /// queue must keep its dispatch queue alive itself, for as long as anyone
 /// holds it (a caller may keep `session.delegateQueue` past the session).
 final class SerialDelegateOperationQueue: OperationQueue, @unchecked Sendable {
-    // @unchecked Sendable: OperationQueue is; the one stored property added
-    // here is a `let` of a Sendable type.
+    // @unchecked Sendable, restated as Swift requires of a subclass:
+    // OperationQueue is `@unchecked Sendable` (it locks its own state), and
+    // the one property added here is a `let` of a Sendable type.
     private let backing = DispatchQueue(label: "URLSessionCompat delegate queue")
 
     override init() {
