@@ -62,17 +62,6 @@ import Testing
         var closedDurations: [Int64] {
             metrics.timers.filter { $0.label == "http.client.connection.duration" }.flatMap(\.values)
         }
-
-        /// Waits up to 30 s (scaled) for `condition`; returns whether it
-        /// held. (10 s was too short once, on one CPU shared with the suite.)
-        func eventually(_ condition: () -> Bool) async throws -> Bool {
-            let deadline = ContinuousClock.now + .seconds(scaledTimeout(30))
-            while ContinuousClock.now < deadline {
-                if condition() { return true }
-                try await Task.sleep(for: .milliseconds(10))
-            }
-            return condition()
-        }
     }
 
     @Test func twoRequestsInARow_useOneConnection_leftIdleAfterwards() async throws {
@@ -130,12 +119,12 @@ import Testing
             #expect(pool.open == 1)
             #expect(pool.closedDurations.isEmpty)
             session.finishTasksAndInvalidate()
-            let closed = try await pool.eventually { pool.open == 0 }
+            let closed = try await eventually { pool.open == 0 }
             #expect(closed)
             #expect(pool.value("idle") == 0)
             #expect(pool.value("active") == 0)
             // Its lifetime, in seconds in swift-otel (a Timer).
-            let measured = try await pool.eventually { pool.closedDurations.count == 1 }
+            let measured = try await eventually { pool.closedDurations.count == 1 }
             #expect(measured)
             #expect(pool.closedDurations.allSatisfy { $0 > 0 })
             let identity = pool.metrics.timers.first { $0.label == "http.client.connection.duration" }
@@ -152,11 +141,11 @@ import Testing
             task.resume()
             // Nobody reads the events: the transfer pauses once its buffer
             // is full, and libcurl stops watching the connection's socket.
-            let filled = try await pool.eventually { task.countOfBytesReceived >= 1 << 20 }
+            let filled = try await eventually { task.countOfBytesReceived >= 1 << 20 }
             #expect(filled)
             // The meters move at the end of the engine's turn, which a
             // single busy CPU can delay past any fixed wait: waited for.
-            let inUse = try await pool.eventually { pool.value("active") == 1 }
+            let inUse = try await eventually { pool.value("active") == 1 }
             #expect(inUse)
             try await Task.sleep(for: .milliseconds(200))
             #expect(pool.value("active") == 1)

@@ -25,7 +25,7 @@ import URLSessionCompat
             let running = Mutex(0)
             let gate = DispatchSemaphore(value: 0)
             let metTheOthers = Mutex(0)
-            let returned = DispatchSemaphore(value: 0)
+            let returned = Signal()
             for _ in 0..<count {
                 URLSession(configuration: legacyConfiguration()).dataTask(with: server.url("/bytes/10")) { _, _, _ in
                     let last = running.withLock { running in
@@ -36,10 +36,10 @@ import URLSessionCompat
                     if gate.wait(timeout: .now() + 20 * testTimeScale) == .success {
                         metTheOthers.withLock { $0 += 1 }
                     }
-                    returned.signal()
+                    returned.fire()
                 }.resume()
             }
-            await Self.wait(for: returned, count: count, seconds: 60)
+            await returned.wait(for: count)
             #expect(metTheOthers.withLock { $0 } == count, "\(running.withLock { $0 }) handlers were running at once")
         }
     }
@@ -50,7 +50,7 @@ import URLSessionCompat
         try await withServer(timeLimit: 90) { server in
             let count = 16
             let answered = Mutex(0)
-            let returned = DispatchSemaphore(value: 0)
+            let returned = Signal()
             for _ in 0..<count {
                 URLSession(configuration: legacyConfiguration()).dataTask(with: server.url("/bytes/10")) { _, _, _ in
                     let inner = DispatchSemaphore(value: 0)
@@ -59,23 +59,11 @@ import URLSessionCompat
                         inner.signal()
                     }.resume()
                     _ = inner.wait(timeout: .now() + 20 * testTimeScale)
-                    returned.signal()
+                    returned.fire()
                 }.resume()
             }
-            await Self.wait(for: returned, count: count, seconds: 60)
+            await returned.wait(for: count)
             #expect(answered.withLock { $0 } == count)
-        }
-    }
-
-    /// Waits on a thread of its own (the semaphore blocks) for `count`
-    /// signals or `seconds`, whichever comes first.
-    private static func wait(for semaphore: DispatchSemaphore, count: Int, seconds: Double) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread {
-                let deadline = DispatchTime.now() + seconds * testTimeScale
-                for _ in 0..<count where semaphore.wait(timeout: deadline) == .success {}
-                continuation.resume()
-            }.start()
         }
     }
 }

@@ -234,7 +234,7 @@ import TestSupport
             #expect(outcome.bytes == payload)
             // The events come on the queue, which a busy machine may not
             // have run yet when both ends are done (seen in a full run).
-            try await waitUntil { inside.withLock { $0.most } >= 1 }
+            try await eventually(every: .milliseconds(1)) { inside.withLock { $0.most } >= 1 }
             #expect(inside.withLock { $0.most } == 1)
             #expect(recorder.events.first == .openCompleted)
         }

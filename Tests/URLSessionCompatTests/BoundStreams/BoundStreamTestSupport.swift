@@ -20,14 +20,6 @@ func onThread<T: Sendable>(_ name: String, _ body: @escaping @Sendable () -> T) 
     }
 }
 
-/// Waits until `condition` holds, looking every millisecond. Only for states
-/// no event announces (a writer blocked in `write`); the time limit bounds it.
-func waitUntil(_ condition: @Sendable () -> Bool) async throws {
-    while !condition() {
-        try await Task.sleep(for: .milliseconds(1))
-    }
-}
-
 /// A value given once (later gives are ignored) and awaited by the test.
 final class OneShot<T: Sendable>: Sendable {
     private let state = Mutex<(value: T?, waiters: [CheckedContinuation<T, Never>])>((nil, []))

@@ -53,7 +53,7 @@ import TestSupport
                 }
             }
             // The writer fills the buffer and then waits in `write`.
-            try await waitUntil { buffer.snapshot.waitingWriters == 1 }
+            try await eventually(every: .milliseconds(1)) { buffer.snapshot.waitingWriters == 1 }
             let held = buffer.snapshot
             #expect(held.count == 1024)
             #expect(held.count <= held.capacity)
@@ -103,7 +103,7 @@ import TestSupport
                     ]
                 }
             }
-            try await waitUntil { buffer.snapshot.waitingWriters == 1 }
+            try await eventually(every: .milliseconds(1)) { buffer.snapshot.waitingWriters == 1 }
             pair.input.close()
             #expect(await results.value == [16, 0])
             #expect(await error.value)
@@ -132,7 +132,7 @@ import TestSupport
                     return pair.input.read(&byte, maxLength: 1)
                 }
             }
-            try await waitUntil { buffer.snapshot.waitingReaders == 1 }
+            try await eventually(every: .milliseconds(1)) { buffer.snapshot.waitingReaders == 1 }
             pair.input.close()
             // -1, not 0: a cut-off body must not look complete.
             #expect(await result.value == -1)
@@ -148,7 +148,7 @@ import TestSupport
             let buffer = try #require(pair.buffer)
             pair.output.open()
             let result = Task { await onThread("reader") { readAll(from: pair.input) } }
-            try await waitUntil { buffer.snapshot.waitingReaders == 1 }
+            try await eventually(every: .milliseconds(1)) { buffer.snapshot.waitingReaders == 1 }
             pair.output.close()
             let outcome = await result.value
             #expect(outcome.last == 0)
@@ -168,7 +168,7 @@ import TestSupport
                     return [pair.output.write(bytes, maxLength: 8), pair.output.write(bytes, maxLength: 8)]
                 }
             }
-            try await waitUntil { buffer.snapshot.waitingWriters == 1 }
+            try await eventually(every: .milliseconds(1)) { buffer.snapshot.waitingWriters == 1 }
             pair.output.close()
             #expect(await results.value == [4, -1])
             #expect((pair.output.streamError as? NSError)?.code == Int(ECANCELED))
